@@ -1,0 +1,1 @@
+//! Serde models of every resource of the interface specification.

@@ -1,0 +1,11 @@
+//! `orgledger`: an offline SQLite mirror of the organization/project information
+//! service, and the reports finance, account managers and ops read every week.
+//!
+//! Data flows one way: [`api`] fetches typed documents, [`sync`] decides what to fetch
+//! and hands the documents to [`mirror`], which keeps current state plus history in
+//! SQLite; [`report`] reads the mirror (never the network) and writes CSV/JSON/HTML.
+//! [`sandbox`] is a real HTTP implementation of the API over a generated world, used by
+//! the demo, the tests and the benchmarks. See `docs/architecture.md` for the map.
+
+pub mod api;
+pub mod sandbox;

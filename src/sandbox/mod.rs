@@ -1,0 +1,1 @@
+//! The built-in sandbox: a real HTTP server implementing the eight operations over a generated world.
