@@ -1,0 +1,1 @@
+//! Mapping of API models to mirror rows (one function per document kind).

@@ -1,0 +1,202 @@
+//! Versioned migrations. The DDL of the mirrored tables is generated from
+//! [`crate::mirror::spec`]; every table gets a `_history` twin with the same columns
+//! plus `valid_to`. A mirror created by an older version is upgraded in place, in one
+//! transaction per migration, when it is opened.
+
+use crate::mirror::spec::{TABLES, TableSpec};
+use rusqlite::Connection;
+
+/// Columns every versioned table carries besides its own.
+///
+/// `content_hash` lets a sync skip unchanged rows; `valid_from` is the server time of
+/// the run that wrote this version; `removed_at`/`removed_run` mark an entity that a
+/// complete sync no longer saw (rows are never deleted).
+pub const BOOKKEEPING: &str = "content_hash BLOB NOT NULL, valid_from TEXT NOT NULL, \
+     run_id INTEGER NOT NULL, removed_at TEXT, removed_run INTEGER";
+
+/// The schema version this build writes.
+pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// One step of the schema's history. Never edit a released step: add a new one.
+struct Migration {
+    version: i64,
+    what: &'static str,
+    sql: fn() -> String,
+}
+
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        what: "mirrored tables, their history, sync bookkeeping, raw documents",
+        sql: v1,
+    },
+    Migration {
+        version: 2,
+        what: "indexes for as-of reads of history; retry count on sync errors",
+        sql: v2,
+    },
+];
+
+fn table_ddl(spec: &TableSpec) -> String {
+    let cols: Vec<String> = spec
+        .all_columns()
+        .map(|col| format!("\"{}\" {}", col.name, col.ty.sql()))
+        .collect();
+    let key: Vec<&str> = spec.key.iter().map(|col| col.name).collect();
+    let mut ddl = format!(
+        "CREATE TABLE {name} ({cols}, {BOOKKEEPING}, PRIMARY KEY ({key}));\n\
+         CREATE TABLE {name}_history (history_id INTEGER PRIMARY KEY, {cols}, {BOOKKEEPING}, \
+         valid_to TEXT NOT NULL);\n",
+        name = spec.name,
+        cols = cols.join(", "),
+        key = key.join(", "),
+    );
+    let scope_is_key_prefix = spec
+        .scope
+        .iter()
+        .zip(spec.key.iter())
+        .all(|(scope, key)| *scope == key.name);
+    if !spec.scope.is_empty() && !scope_is_key_prefix {
+        ddl.push_str(&format!(
+            "CREATE INDEX {name}_scope ON {name} ({scope});\n",
+            name = spec.name,
+            scope = spec.scope.join(", ")
+        ));
+    }
+    ddl
+}
+
+fn v1() -> String {
+    let mut sql = String::from(
+        "CREATE TABLE sync_runs (
+            id INTEGER PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            observed_at TEXT,
+            finished_at TEXT,
+            status TEXT NOT NULL CHECK (status IN ('running','succeeded','partial','failed','aborted')),
+            base_url TEXT,
+            requests INTEGER NOT NULL DEFAULT 0,
+            bytes INTEGER NOT NULL DEFAULT 0,
+            rows_inserted INTEGER NOT NULL DEFAULT 0,
+            rows_updated INTEGER NOT NULL DEFAULT 0,
+            rows_unchanged INTEGER NOT NULL DEFAULT 0,
+            rows_removed INTEGER NOT NULL DEFAULT 0,
+            errors INTEGER NOT NULL DEFAULT 0,
+            message TEXT
+        );
+        CREATE TABLE sync_errors (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES sync_runs(id),
+            at TEXT NOT NULL,
+            operation TEXT NOT NULL,
+            entity TEXT,
+            http_status INTEGER,
+            message TEXT NOT NULL
+        );
+        CREATE TABLE raw_documents (
+            operation TEXT NOT NULL,
+            entity TEXT NOT NULL,
+            content_hash BLOB NOT NULL,
+            body TEXT NOT NULL,
+            run_id INTEGER NOT NULL,
+            fetched_at TEXT NOT NULL,
+            PRIMARY KEY (operation, entity)
+        );
+        ",
+    );
+    for spec in TABLES {
+        sql.push_str(&table_ddl(spec));
+    }
+    sql
+}
+
+fn v2() -> String {
+    let mut sql = String::from(
+        "ALTER TABLE sync_errors ADD COLUMN attempts INTEGER;\n\
+         CREATE INDEX sync_errors_run ON sync_errors (run_id);\n",
+    );
+    for spec in TABLES {
+        let key: Vec<&str> = spec.key.iter().map(|col| col.name).collect();
+        sql.push_str(&format!(
+            "CREATE INDEX {name}_history_key ON {name}_history ({key}, valid_from);\n",
+            name = spec.name,
+            key = key.join(", ")
+        ));
+    }
+    sql
+}
+
+/// The schema version recorded in the mirror (0 for a new file), creating the
+/// migrations table if needed.
+pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+            version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, what TEXT NOT NULL)",
+    )?;
+    version_ro(conn)
+}
+
+/// The schema version recorded in the mirror, without writing anything.
+pub fn version_ro(conn: &Connection) -> rusqlite::Result<i64> {
+    let has_table: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM sqlite_master WHERE name = 'schema_migrations'",
+        [],
+        |row| row.get(0),
+    )?;
+    if has_table == 0 {
+        return Ok(0);
+    }
+    conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+        [],
+        |row| row.get(0),
+    )
+}
+
+/// Applies every migration above the mirror's version, up to `target`
+/// (tests pass an older target to build an old mirror). Returns the versions applied.
+pub fn migrate_to(conn: &mut Connection, target: i64) -> rusqlite::Result<Vec<i64>> {
+    let from = version(conn)?;
+    let mut applied = Vec::new();
+    for step in MIGRATIONS
+        .iter()
+        .filter(|m| m.version > from && m.version <= target)
+    {
+        let tx = conn.transaction()?;
+        tx.execute_batch(&(step.sql)())?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, applied_at, what) VALUES (?1, ?2, ?3)",
+            rusqlite::params![step.version, crate::mirror::now_text(), step.what],
+        )?;
+        tx.commit()?;
+        applied.push(step.version);
+    }
+    Ok(applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_migration_applies_and_is_recorded() {
+        let mut conn = Connection::open_in_memory().expect("in-memory db");
+        assert_eq!(migrate_to(&mut conn, 1).expect("v1"), vec![1]);
+        assert_eq!(version(&conn).expect("version"), 1);
+        assert_eq!(
+            migrate_to(&mut conn, CURRENT_VERSION).expect("rest"),
+            (2..=CURRENT_VERSION).collect::<Vec<_>>()
+        );
+        assert!(migrate_to(&mut conn, CURRENT_VERSION).expect("again").is_empty());
+        for spec in TABLES {
+            let count: i64 = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM sqlite_master WHERE name IN (?1, ?1 || '_history')",
+                    [spec.name],
+                    |row| row.get(0),
+                )
+                .expect("query");
+            assert_eq!(count, 2, "{} and its history exist", spec.name);
+        }
+    }
+}

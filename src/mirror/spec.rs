@@ -1,0 +1,414 @@
+//! Declarative table specifications: one [`TableSpec`] per mirrored resource.
+//!
+//! Everything else about a table is derived from its spec: the DDL of the current and
+//! `_history` tables, the generic versioned upsert in `table.rs`, the as-of views and
+//! the schema documentation. Adding a field of the API means adding one line here
+//! (and a migration that adds the column).
+
+/// SQL storage class of a column, with the convention the mirror uses for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// 64-bit integer.
+    Int,
+    /// Floating point number.
+    Real,
+    /// UTF-8 text.
+    Text,
+    /// 0 or 1.
+    Bool,
+    /// JSON text (arrays and free-form objects).
+    Json,
+    /// Timestamp as fixed-width UTC text `YYYY-MM-DDTHH:MM:SS.sssZ` (text order = time order).
+    Time,
+}
+
+impl Ty {
+    /// The declared SQL type.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Ty::Int | Ty::Bool => "INTEGER",
+            Ty::Real => "REAL",
+            Ty::Text | Ty::Json | Ty::Time => "TEXT",
+        }
+    }
+}
+
+/// One column of a mirrored table.
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    /// Column name (snake_case of the API field, prefixed with its parent object when flattened).
+    pub name: &'static str,
+    /// Storage class.
+    pub ty: Ty,
+}
+
+/// Shorthand used by the table list below.
+const fn c(name: &'static str, ty: Ty) -> Column {
+    Column { name, ty }
+}
+
+/// A mirrored resource: key, scope and columns.
+#[derive(Debug)]
+pub struct TableSpec {
+    /// Table name; its history table is `<name>_history`.
+    pub name: &'static str,
+    /// What one row is, for the documentation.
+    pub doc: &'static str,
+    /// Key columns (they come first in the row, in this order, then `columns`).
+    pub key: &'static [Column],
+    /// Columns that identify the parent document whose fetch lists this table's rows
+    /// completely (e.g. `organization_id` for members). Rows of a scope absent from a
+    /// newer copy of the parent are marked removed. Empty for root tables, whose
+    /// removal is decided at the end of a complete sync.
+    pub scope: &'static [&'static str],
+    /// Data columns.
+    pub columns: &'static [Column],
+    /// Whether absence means removal. Daily metrics are facts about past days: a day
+    /// that slides out of the API's 365-day window stays in the mirror, not removed.
+    pub removable: bool,
+}
+
+impl TableSpec {
+    /// Key columns followed by data columns: the order of a row's values.
+    pub fn all_columns(&self) -> impl Iterator<Item = &Column> {
+        self.key.iter().chain(self.columns.iter())
+    }
+
+    /// Number of values in a row.
+    pub fn width(&self) -> usize {
+        self.key.len() + self.columns.len()
+    }
+
+    /// Index (in row order) of a column.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.all_columns().position(|col| col.name == name)
+    }
+}
+
+use Ty::*;
+
+/// The base fields of a user record, shared by members, collaborators and users.
+macro_rules! user_record_columns {
+    ($($extra:expr),* $(,)?) => {
+        &[
+            c("username", Text), c("name", Text), c("email", Text), c("created", Time),
+            c("is_staff", Bool), c("has_sudo_rights", Bool), c("staff_company_name", Text),
+            c("pending", Bool), c("activated", Bool), c("mfa_configured", Bool),
+            c("photo", Text), c("last_seen", Time), c("job_title", Text), c("permissions", Json),
+            c("company_name", Text), c("payment_customer_id", Text),
+            c("has_pending_payments", Bool), c("tier", Text), c("idps", Json),
+            $($extra),*
+        ]
+    };
+}
+
+/// Entitlement limit columns (`entitlementLimits.*`): bytes, seconds, seconds, counts.
+macro_rules! limit_columns {
+    ($($extra:expr),* $(,)?) => {
+        &[
+            $($extra,)*
+            c("limit_total_storage", Real), c("limit_compute_time_per_year", Real),
+            c("limit_gpu_compute_time_per_year", Real), c("limit_number_of_projects", Real),
+            c("limit_number_of_users", Real),
+        ]
+    };
+}
+
+/// Organizations, from operation 1 (the full document; operation 3 only discovers ids).
+pub const ORGANIZATIONS: TableSpec = TableSpec {
+    name: "organizations",
+    doc: "one organization (operation 1), with its entitlement limits and default compute limits",
+    key: &[c("id", Int)],
+    scope: &[],
+    columns: limit_columns![
+        c("name", Text), c("show_header_img_mask", Bool), c("is_developer_profile", Bool),
+        c("whitelabel_id", Int), c("trial_id", Int), c("trial_expired_date", Time),
+        c("trial_upgraded_date", Time), c("created", Time), c("logo", Text),
+        c("header_img", Text), c("whitelabel_name", Text), c("contract_start_date", Time),
+        c("deleted_date", Time), c("default_requests_cpu", Real),
+        c("default_requests_memory", Real), c("default_limits_cpu", Real),
+        c("default_limits_memory", Real), c("job_limit_m", Int), c("cli_lists", Json),
+        c("readme_markdown", Text), c("readme_html", Text), c("response_whitelabel_id", Int),
+    ],
+    removable: true,
+};
+
+/// Members of an organization (`organization.users` of operation 1).
+pub const ORGANIZATION_MEMBERS: TableSpec = TableSpec {
+    name: "organization_members",
+    doc: "one user's membership of one organization (operation 1 `organization.users`)",
+    key: &[c("organization_id", Int), c("user_id", Int)],
+    scope: &["organization_id"],
+    columns: user_record_columns![
+        c("added", Time), c("role", Text), c("project_count", Int), c("datasets", Json),
+        c("last_access_to_organization", Time), c("last_organization_project_accessed", Int),
+    ],
+    removable: true,
+};
+
+/// White label users (operation 2).
+pub const USERS: TableSpec = TableSpec {
+    name: "users",
+    doc: "one white label user (operation 2)",
+    key: &[c("id", Int)],
+    scope: &[],
+    columns: user_record_columns![
+        c("suspended", Bool), c("evaluation", Bool), c("ambassador", Bool),
+        c("whitelabel_organization_id", Int),
+    ],
+    removable: true,
+};
+
+/// Organization summaries of a white label user (operation 2 `user.organizations`).
+pub const USER_ORGANIZATIONS: TableSpec = TableSpec {
+    name: "user_organizations",
+    doc: "one organization summary of a white label user (operation 2 `user.organizations`)",
+    key: &[c("user_id", Int), c("organization_id", Int)],
+    scope: &["user_id"],
+    columns: limit_columns![
+        c("name", Text), c("is_developer_profile", Bool), c("whitelabel_id", Int),
+        c("is_admin", Bool), c("created", Time), c("trial_id", Int),
+        c("trial_expired_date", Time), c("trial_upgraded_date", Time), c("user_count", Int),
+        c("admin_count", Int), c("private_project_count", Int),
+        c("public_project_license_name", Text), c("public_project_license_link", Text),
+        c("logo", Text), c("last_accessed", Time),
+    ],
+    removable: true,
+};
+
+/// Organizations a user can access (operation 4, JWT only).
+pub const USER_ORGANIZATION_LINKS: TableSpec = TableSpec {
+    name: "user_organization_links",
+    doc: "one organization listed for a user by operation 4",
+    key: &[c("user_id", Int), c("organization_id", Int)],
+    scope: &["user_id"],
+    columns: &[c("organization_name", Text)],
+    removable: true,
+};
+
+/// Projects, from every list that carries them (operations 1, 2, 5, 7 and 6's `project`).
+pub const PROJECTS: TableSpec = TableSpec {
+    name: "projects",
+    doc: "one project (operations 1, 2, 5, 6, 7)",
+    key: &[c("id", Int)],
+    scope: &[],
+    columns: &[
+        c("name", Text), c("description", Text), c("created", Time), c("owner", Text),
+        c("owner_is_developer_profile", Bool), c("labeling_method", Text), c("metadata", Json),
+        c("is_enterprise_project", Bool), c("whitelabel_id", Int), c("tier", Text),
+        c("has_public_version", Bool), c("is_public", Bool), c("allows_live_public_access", Bool),
+        c("ind_pause_processing_samples", Bool), c("public_project_listed", Bool),
+        c("last_accessed", Time), c("last_modified", Time), c("last_modification_details", Text),
+        c("logo", Text), c("owner_user_id", Int), c("owner_organization_id", Int),
+        c("owner_avatar", Text), c("developer_profile_user_id", Int),
+        c("data_explorer_screenshot", Text), c("whitelabel_name", Text), c("tags", Json),
+        c("category", Text), c("license", Text), c("deleted_date", Time),
+        c("full_deletion_date", Time), c("scheduled_full_deletion_date", Time),
+    ],
+    removable: true,
+};
+
+/// Collaborators of a project (`project.collaborators`).
+pub const PROJECT_COLLABORATORS: TableSpec = TableSpec {
+    name: "project_collaborators",
+    doc: "one collaborator of one project (`project.collaborators`)",
+    key: &[c("project_id", Int), c("user_id", Int)],
+    scope: &["project_id"],
+    columns: user_record_columns![c("is_owner", Bool)],
+    removable: true,
+};
+
+/// Full project information (operation 6), nested single objects flattened into columns.
+pub const PROJECT_INFO: TableSpec = TableSpec {
+    name: "project_info",
+    doc: "the full information of one project (operation 6); nested objects flattened with a prefix",
+    key: &[c("project_id", Int)],
+    scope: &[],
+    columns: &[
+        c("development_api_key", Text), c("development_hmac_key", Text),
+        c("development_api_key_fingerprint", Text), c("development_hmac_key_fingerprint", Text),
+        c("impulse_created", Bool), c("impulse_configured", Bool), c("impulse_complete", Bool),
+        c("data_total_length_ms", Real), c("data_count", Real), c("data_labels", Json),
+        c("training_total_length_ms", Real), c("training_data_count", Real),
+        c("training_labels", Json), c("testing_total_length_ms", Real),
+        c("testing_data_count", Real), c("testing_labels", Json),
+        c("post_processing_total_length_ms", Real), c("post_processing_data_count", Real),
+        c("post_processing_labels", Json),
+        c("compute_period_start", Time), c("compute_period_end", Time),
+        c("compute_time_used_ms", Int), c("compute_time_left_ms", Int),
+        c("acq_interval_ms", Int), c("acq_length_ms", Int), c("acq_segment_shift", Bool),
+        c("acq_default_page_size", Int), c("acq_view_type", Text),
+        c("acq_grid_column_count", Int), c("acq_grid_column_count_detailed", Int),
+        c("acq_show_exact_sample_length", Bool), c("acq_inline_edit_bounding_boxes", Bool),
+        c("acq_sensor", Text), c("acq_label", Text), c("acq_segment_length", Int),
+        c("deploy_eon_compiler", Bool), c("deploy_sensor", Text),
+        c("deploy_arduino_library_name", Text), c("deploy_tinkerkit_library_name", Text),
+        c("deploy_particle_library_name", Text), c("deploy_last_model_engine", Text),
+        c("url_mobile_client", Text), c("url_mobile_client_computer", Text),
+        c("url_mobile_client_inference", Text), c("show_create_first_impulse", Bool),
+        c("wizard_show", Bool), c("wizard_step", Int), c("wizard_tutorial", Text),
+        c("wizard_classes", Json), c("perf_gpu", Bool), c("perf_job_limit_m", Int),
+        c("perf_dsp_file_size_mb", Int), c("perf_enterprise_performance", Bool),
+        c("perf_train_job_ram_mb", Int), c("has_new_training_data", Bool), c("studio_url", Text),
+        c("in_pretrained_model_flow", Bool), c("show_sensor_data_in_acquisition_graph", Bool),
+        c("notifications", Json), c("readme_markdown", Text), c("readme_html", Text),
+        c("csv_import_config", Json), c("dsp_page_size", Int), c("target_constraints", Json),
+        c("target_selected_based_on", Text), c("default_impulse_id", Int),
+        c("last_shown_model_engine", Text), c("versioning_storage_size_mib", Int),
+    ],
+    removable: true,
+};
+
+/// Users notified when a project's jobs finish (the four `*NotificationUids` lists).
+pub const PROJECT_NOTIFICATION_USERS: TableSpec = TableSpec {
+    name: "project_notification_users",
+    doc: "one user notified of one kind of job (train, dsp, model_testing, export) of a project",
+    key: &[c("project_id", Int), c("job", Text), c("user_id", Int)],
+    scope: &["project_id"],
+    columns: &[],
+    removable: true,
+};
+
+/// Datasets of an organization (operation 1 `datasets`).
+pub const DATASETS: TableSpec = TableSpec {
+    name: "datasets",
+    doc: "one dataset of one organization (operation 1 `datasets`); sizes in bytes",
+    key: &[c("organization_id", Int), c("dataset", Text)],
+    scope: &["organization_id"],
+    columns: &[
+        c("last_file_created", Time), c("total_file_size", Int), c("total_file_count", Int),
+        c("total_item_count", Int), c("total_item_count_checklist_ok", Int),
+        c("total_item_count_checklist_failed", Int), c("tags", Json), c("type", Text),
+        c("category", Text), c("bucket_id", Int), c("bucket", Text), c("bucket_inner_path", Text),
+        c("bucket_full_path_description", Text), c("bucket_naming_levels_deep", Int),
+        c("bucket_path", Text),
+    ],
+    removable: true,
+};
+
+/// Devices of a project (operation 6 `devices`).
+pub const DEVICES: TableSpec = TableSpec {
+    name: "devices",
+    doc: "one device of one project (operation 6 `devices`)",
+    key: &[c("project_id", Int), c("device_id", Text)],
+    scope: &["project_id"],
+    columns: &[
+        c("id", Int), c("created", Time), c("last_seen", Time), c("name", Text),
+        c("device_type", Text), c("remote_mgmt_connected", Bool),
+        c("supports_snapshot_streaming", Bool), c("remote_mgmt_mode", Text),
+        c("remote_mgmt_host", Text), c("inference_project_id", Int),
+        c("inference_project_owner", Text), c("inference_project_name", Text),
+        c("inference_deployed_version", Int), c("inference_model_type", Text),
+    ],
+    removable: true,
+};
+
+/// Sensors of a device (operation 6 `devices[].sensors`).
+pub const DEVICE_SENSORS: TableSpec = TableSpec {
+    name: "device_sensors",
+    doc: "one sensor of one device; max_sample_length_s in seconds, frequencies in Hz",
+    key: &[c("project_id", Int), c("device_id", Text), c("name", Text)],
+    scope: &["project_id"],
+    columns: &[c("max_sample_length_s", Real), c("frequencies", Json)],
+    removable: true,
+};
+
+/// Latency estimates per target (operation 6 `latencyDevices`).
+pub const LATENCY_DEVICES: TableSpec = TableSpec {
+    name: "latency_devices",
+    doc: "one latency estimate target of one project (operation 6 `latencyDevices`), ms",
+    key: &[c("project_id", Int), c("mcu", Text)],
+    scope: &["project_id"],
+    columns: &[
+        c("name", Text), c("selected", Bool), c("int8_latency", Real),
+        c("int8_conv_latency", Real), c("float32_latency", Real),
+        c("float32_conv_latency", Real), c("help_text", Text),
+    ],
+    removable: true,
+};
+
+/// Experiments visible to an organization (op 1), a project (op 6) or a user (op 2).
+pub const EXPERIMENTS: TableSpec = TableSpec {
+    name: "experiments",
+    doc: "one experiment visible to an organization, project or user (scope_kind says which)",
+    key: &[c("scope_kind", Text), c("scope_id", Int), c("type", Text)],
+    scope: &["scope_kind", "scope_id"],
+    columns: &[c("title", Text), c("enabled", Bool), c("show_to_user", Bool), c("help", Text)],
+    removable: true,
+};
+
+/// Trials of a white label user (operation 2 `user.trials`).
+pub const TRIALS: TableSpec = TableSpec {
+    name: "trials",
+    doc: "one trial (operation 2 `user.trials`)",
+    key: &[c("id", Int)],
+    scope: &["user_id"],
+    columns: &[
+        c("user_id", Int), c("organization_id", Int), c("created", Time),
+        c("expiration_date", Time), c("expired_date", Time), c("deleted_date", Time),
+        c("upgraded_date", Time), c("notes", Text),
+    ],
+    removable: true,
+};
+
+/// Daily metrics of a white label user (operation 2 `user.dailyMetrics`).
+pub const DAILY_METRICS: TableSpec = TableSpec {
+    name: "daily_metrics",
+    doc: "one day of one white label user's usage (operation 2 `user.dailyMetrics`); seconds and bytes",
+    key: &[c("user_id", Int), c("day", Text)],
+    scope: &["user_id"],
+    columns: &[
+        c("date", Time), c("total_users", Int), c("total_staff_users", Int),
+        c("total_projects", Int), c("total_current_contract_cpu_compute_time_seconds", Int),
+        c("total_current_contract_gpu_compute_time_seconds", Int),
+        c("total_current_contract_compute_time_seconds", Int),
+        c("total_storage_size_bytes", Int), c("users_added", Int), c("users_deleted", Int),
+        c("projects_added", Int), c("projects_deleted", Int), c("cpu_compute_time_seconds", Int),
+        c("gpu_compute_time_seconds", Int), c("compute_time_seconds", Int),
+        c("storage_bytes_added", Int), c("storage_bytes_deleted", Int),
+        c("staff_users_added", Int), c("staff_users_deleted", Int),
+        c("compute_time_calculated_since", Time),
+    ],
+    removable: false,
+};
+
+/// Every versioned table, parents before children.
+pub const TABLES: &[&TableSpec] = &[
+    &ORGANIZATIONS,
+    &ORGANIZATION_MEMBERS,
+    &DATASETS,
+    &USERS,
+    &USER_ORGANIZATIONS,
+    &USER_ORGANIZATION_LINKS,
+    &TRIALS,
+    &DAILY_METRICS,
+    &PROJECTS,
+    &PROJECT_COLLABORATORS,
+    &PROJECT_INFO,
+    &PROJECT_NOTIFICATION_USERS,
+    &DEVICES,
+    &DEVICE_SENSORS,
+    &LATENCY_DEVICES,
+    &EXPERIMENTS,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_are_unique_and_scopes_exist() {
+        let mut names = HashSet::new();
+        for table in TABLES {
+            assert!(names.insert(table.name), "duplicate table {}", table.name);
+            let mut cols = HashSet::new();
+            for col in table.all_columns() {
+                assert!(cols.insert(col.name), "{}.{} twice", table.name, col.name);
+            }
+            for scope in table.scope {
+                assert!(table.index_of(scope).is_some(), "{}: scope {scope}", table.name);
+            }
+        }
+    }
+}

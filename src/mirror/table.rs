@@ -1,0 +1,334 @@
+//! The generic versioned upsert every mirrored table goes through.
+//!
+//! A row is a list of SQL values in [`TableSpec`] order. Its content hash decides what
+//! happens: unknown key → insert; same hash → nothing is written (so a re-sync of an
+//! unchanged world rewrites no row); different hash → the old version is copied to
+//! `<table>_history` with `valid_to` = this run's time, then the row is overwritten.
+//! A row written twice in the same run is overwritten in place: one run is one
+//! instant, and a zero-length version in history would be noise.
+
+use crate::mirror::spec::TableSpec;
+use rusqlite::types::Value;
+use rusqlite::{Transaction, params_from_iter};
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet};
+
+/// The run a write belongs to: its id and the server time it observed.
+#[derive(Debug, Clone)]
+pub struct RunStamp {
+    /// `sync_runs.id`.
+    pub run_id: i64,
+    /// Observation time as mirror timestamp text; becomes `valid_from`/`valid_to`/`removed_at`.
+    pub observed_at: String,
+}
+
+/// Row counts of a sync, summed over tables.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct WriteStats {
+    /// New keys.
+    pub inserted: u64,
+    /// Keys whose content changed (a history row was written).
+    pub updated: u64,
+    /// Keys seen again with identical content (nothing written).
+    pub unchanged: u64,
+    /// Keys marked removed.
+    pub removed: u64,
+}
+
+impl WriteStats {
+    /// Adds another set of counts to this one.
+    pub fn add(&mut self, other: WriteStats) {
+        self.inserted += other.inserted;
+        self.updated += other.updated;
+        self.unchanged += other.unchanged;
+        self.removed += other.removed;
+    }
+}
+
+/// What the mirror holds for a key before the write.
+struct Existing {
+    hash: Vec<u8>,
+    run_id: i64,
+    removed: bool,
+}
+
+/// Text form of a row's key, for sets and maps (keys are integers or text).
+pub fn key_text(values: &[Value]) -> String {
+    let mut out = String::new();
+    for (i, value) in values.iter().enumerate() {
+        if i > 0 {
+            out.push('\u{1f}');
+        }
+        match value {
+            Value::Integer(n) => out.push_str(&n.to_string()),
+            Value::Text(s) => out.push_str(s),
+            Value::Real(f) => out.push_str(&f.to_string()),
+            Value::Null => out.push('\u{0}'),
+            Value::Blob(b) => out.push_str(&format!("{b:?}")),
+        }
+    }
+    out
+}
+
+/// A 16-byte digest of a row's values, type-tagged so `1` and `"1"` differ.
+pub fn content_hash(values: &[Value]) -> Vec<u8> {
+    let mut hasher = Sha256::new();
+    for value in values {
+        match value {
+            Value::Null => hasher.update([0u8]),
+            Value::Integer(n) => {
+                hasher.update([1u8]);
+                hasher.update(n.to_le_bytes());
+            }
+            Value::Real(f) => {
+                hasher.update([2u8]);
+                hasher.update(f.to_bits().to_le_bytes());
+            }
+            Value::Text(s) => {
+                hasher.update([3u8]);
+                hasher.update((s.len() as u64).to_le_bytes());
+                hasher.update(s.as_bytes());
+            }
+            Value::Blob(b) => {
+                hasher.update([4u8]);
+                hasher.update((b.len() as u64).to_le_bytes());
+                hasher.update(b);
+            }
+        }
+    }
+    hasher.finalize()[..16].to_vec()
+}
+
+/// SQL statements of one table, built once from its spec.
+#[derive(Debug)]
+pub struct TableSql {
+    spec: &'static TableSpec,
+    select_one: String,
+    select_scope: String,
+    select_live_keys: String,
+    insert: String,
+    archive: String,
+    update: String,
+    mark_removed: String,
+}
+
+impl TableSql {
+    /// Builds the statements for a table.
+    pub fn new(spec: &'static TableSpec) -> Self {
+        let name = spec.name;
+        let cols: Vec<String> = spec.all_columns().map(|c| format!("\"{}\"", c.name)).collect();
+        let cols = cols.join(", ");
+        let n = spec.width();
+        let key_where = where_clause(spec.key.iter().map(|c| c.name), 1);
+        let key_list: Vec<&str> = spec.key.iter().map(|c| c.name).collect();
+        let key_list = key_list.join(", ");
+        let placeholders: Vec<String> = (1..=n + 3).map(|i| format!("?{i}")).collect();
+        let sets: Vec<String> = spec
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("\"{}\" = ?{}", c.name, spec.key.len() + i + 1))
+            .collect();
+        let sets = if sets.is_empty() { String::new() } else { format!("{}, ", sets.join(", ")) };
+        TableSql {
+            spec,
+            select_one: format!(
+                "SELECT content_hash, run_id, removed_at IS NOT NULL FROM {name} WHERE {key_where}"
+            ),
+            select_scope: format!(
+                "SELECT {key_list}, content_hash, run_id, removed_at IS NOT NULL FROM {name} WHERE {}",
+                where_clause(spec.scope.iter().copied(), 1)
+            ),
+            select_live_keys: format!("SELECT {key_list} FROM {name} WHERE removed_at IS NULL"),
+            insert: format!(
+                "INSERT INTO {name} ({cols}, content_hash, run_id, valid_from) VALUES ({})",
+                placeholders.join(", ")
+            ),
+            archive: format!(
+                "INSERT INTO {name}_history ({cols}, content_hash, valid_from, run_id, removed_at, \
+                 removed_run, valid_to) SELECT {cols}, content_hash, valid_from, run_id, removed_at, \
+                 removed_run, ?{} FROM {name} WHERE {key_where}",
+                spec.key.len() + 1
+            ),
+            update: format!(
+                "UPDATE {name} SET {sets}content_hash = ?{}, run_id = ?{}, valid_from = ?{}, \
+                 removed_at = NULL, removed_run = NULL WHERE {key_where}",
+                n + 1,
+                n + 2,
+                n + 3
+            ),
+            mark_removed: format!(
+                "UPDATE {name} SET removed_at = ?{}, removed_run = ?{} WHERE {key_where}",
+                spec.key.len() + 1,
+                spec.key.len() + 2
+            ),
+        }
+    }
+
+    /// The spec these statements were built from.
+    pub fn spec(&self) -> &'static TableSpec {
+        self.spec
+    }
+
+    fn existing(&self, tx: &Transaction, key: &[Value]) -> rusqlite::Result<Option<Existing>> {
+        let mut stmt = tx.prepare_cached(&self.select_one)?;
+        let mut rows = stmt.query(params_from_iter(key.iter()))?;
+        match rows.next()? {
+            Some(row) => Ok(Some(Existing {
+                hash: row.get(0)?,
+                run_id: row.get(1)?,
+                removed: row.get(2)?,
+            })),
+            None => Ok(None),
+        }
+    }
+
+    fn scope_rows(
+        &self,
+        tx: &Transaction,
+        scope: &[Value],
+    ) -> rusqlite::Result<HashMap<String, (Vec<Value>, Existing)>> {
+        let k = self.spec.key.len();
+        let mut stmt = tx.prepare_cached(&self.select_scope)?;
+        let mut rows = stmt.query(params_from_iter(scope.iter()))?;
+        let mut out = HashMap::new();
+        while let Some(row) = rows.next()? {
+            let key: Vec<Value> = (0..k).map(|i| row.get(i)).collect::<Result<_, _>>()?;
+            let existing = Existing {
+                hash: row.get(k)?,
+                run_id: row.get(k + 1)?,
+                removed: row.get(k + 2)?,
+            };
+            out.insert(key_text(&key), (key, existing));
+        }
+        Ok(out)
+    }
+
+    /// Writes one row against what the mirror holds for its key.
+    fn apply(
+        &self,
+        tx: &Transaction,
+        stamp: &RunStamp,
+        row: Vec<Value>,
+        existing: Option<Existing>,
+    ) -> rusqlite::Result<WriteStats> {
+        let hash = content_hash(&row);
+        let key = &row[..self.spec.key.len()];
+        let mut stats = WriteStats::default();
+        match existing {
+            Some(old) if old.hash == hash && !old.removed => {
+                stats.unchanged = 1;
+                return Ok(stats);
+            }
+            Some(old) => {
+                if old.run_id != stamp.run_id {
+                    let mut archive = tx.prepare_cached(&self.archive)?;
+                    let mut params = key.to_vec();
+                    params.push(Value::Text(stamp.observed_at.clone()));
+                    archive.execute(params_from_iter(params.iter()))?;
+                }
+                self.write(tx, &self.update, stamp, row, hash)?;
+                stats.updated = 1;
+            }
+            None => {
+                self.write(tx, &self.insert, stamp, row, hash)?;
+                stats.inserted = 1;
+            }
+        }
+        Ok(stats)
+    }
+
+    fn write(
+        &self,
+        tx: &Transaction,
+        sql: &str,
+        stamp: &RunStamp,
+        mut row: Vec<Value>,
+        hash: Vec<u8>,
+    ) -> rusqlite::Result<()> {
+        row.push(Value::Blob(hash));
+        row.push(Value::Integer(stamp.run_id));
+        row.push(Value::Text(stamp.observed_at.clone()));
+        let mut stmt = tx.prepare_cached(sql)?;
+        stmt.execute(params_from_iter(row.iter()))?;
+        Ok(())
+    }
+
+    fn mark_removed(&self, tx: &Transaction, stamp: &RunStamp, key: &[Value]) -> rusqlite::Result<()> {
+        let mut params = key.to_vec();
+        params.push(Value::Text(stamp.observed_at.clone()));
+        params.push(Value::Integer(stamp.run_id));
+        let mut stmt = tx.prepare_cached(&self.mark_removed)?;
+        stmt.execute(params_from_iter(params.iter()))?;
+        Ok(())
+    }
+
+    /// Upserts one row of a root table (no scope).
+    pub fn upsert(&self, tx: &Transaction, stamp: &RunStamp, row: Vec<Value>) -> rusqlite::Result<WriteStats> {
+        let existing = self.existing(tx, &row[..self.spec.key.len()])?;
+        self.apply(tx, stamp, row, existing)
+    }
+
+    /// Replaces the rows of one scope (the children of one parent document) with
+    /// `rows`: new and changed rows are written, and, for removable tables, rows of
+    /// the scope missing from `rows` are marked removed.
+    pub fn replace_scope(
+        &self,
+        tx: &Transaction,
+        stamp: &RunStamp,
+        scope: &[Value],
+        rows: Vec<Vec<Value>>,
+    ) -> rusqlite::Result<WriteStats> {
+        let mut current = self.scope_rows(tx, scope)?;
+        let mut stats = WriteStats::default();
+        for row in rows {
+            let existing = current.remove(&key_text(&row[..self.spec.key.len()])).map(|(_, e)| e);
+            stats.add(self.apply(tx, stamp, row, existing)?);
+        }
+        if self.spec.removable {
+            for (key, existing) in current.into_values() {
+                if !existing.removed {
+                    self.mark_removed(tx, stamp, &key)?;
+                    stats.removed += 1;
+                }
+            }
+        }
+        Ok(stats)
+    }
+
+    /// Marks removed every live row whose key is not in `seen` (root tables, at the
+    /// end of a complete sync).
+    pub fn remove_unseen(
+        &self,
+        tx: &Transaction,
+        stamp: &RunStamp,
+        seen: &HashSet<String>,
+    ) -> rusqlite::Result<u64> {
+        let k = self.spec.key.len();
+        let gone: Vec<Vec<Value>> = {
+            let mut stmt = tx.prepare_cached(&self.select_live_keys)?;
+            let mut rows = stmt.query([])?;
+            let mut gone = Vec::new();
+            while let Some(row) = rows.next()? {
+                let key: Vec<Value> = (0..k).map(|i| row.get(i)).collect::<Result<_, _>>()?;
+                if !seen.contains(&key_text(&key)) {
+                    gone.push(key);
+                }
+            }
+            gone
+        };
+        for key in &gone {
+            self.mark_removed(tx, stamp, key)?;
+        }
+        Ok(gone.len() as u64)
+    }
+}
+
+/// `a = ?i AND b = ?i+1 ...`
+fn where_clause<'a>(cols: impl Iterator<Item = &'a str>, first: usize) -> String {
+    let parts: Vec<String> = cols
+        .enumerate()
+        .map(|(i, c)| format!("\"{c}\" = ?{}", first + i))
+        .collect();
+    parts.join(" AND ")
+}
