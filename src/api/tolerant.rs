@@ -1,1 +1,406 @@
 //! Lenient parsing for values a live service sends in more than one shape.
+//!
+//! The interface promises "integers" and "ISO 8601 timestamps", but JSON producers
+//! routinely emit `3.0` for an integer, drop the fractional seconds, or send a bare
+//! date. Rejecting a whole project document over such a detail would stop a sync, so
+//! these helpers accept every shape that means the same value and reject, with a
+//! message naming the text, anything that would lose information (`3.5`, `"abc"`).
+//!
+//! Everything here is a serde `Visitor`: the largest response (thousands of users
+//! with 365 daily-metrics records each) must not go through `serde_json::Value`.
+
+use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
+use serde::de::{self, Deserializer, Unexpected, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+use std::str::FromStr;
+
+/// A point in time, parsed leniently and always written as fixed-width UTC text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub DateTime<Utc>);
+
+/// A timestamp text that none of the accepted ISO 8601 shapes matches.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid timestamp {0:?}: expected ISO 8601 such as 2026-01-31T10:00:00Z, \
+     2026-01-31T10:00:00.123+02:00, 2026-01-31T10:00:00 or 2026-01-31"
+)]
+pub struct TimestampParseError(pub String);
+
+impl Timestamp {
+    /// The text the mirror stores (`2026-01-31T10:00:00.000Z`): always UTC and always
+    /// the same width, so comparing two texts orders them like the instants.
+    pub fn as_text(&self) -> String {
+        self.0.to_rfc3339_opts(SecondsFormat::Millis, true)
+    }
+
+    /// The UTC calendar day of this instant.
+    pub fn date(&self) -> NaiveDate {
+        self.0.date_naive()
+    }
+}
+
+impl From<DateTime<Utc>> for Timestamp {
+    fn from(value: DateTime<Utc>) -> Self {
+        Timestamp(value)
+    }
+}
+
+impl FromStr for Timestamp {
+    type Err = TimestampParseError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        // Tried in order of how often the service sends each shape, so the common
+        // case (RFC 3339 with `Z`) costs a single parse.
+        if let Ok(with_offset) = text.parse::<DateTime<FixedOffset>>() {
+            return Ok(Timestamp(with_offset.with_timezone(&Utc)));
+        }
+        // The spec says timestamps are UTC, so a value without an offset is read as UTC.
+        if let Ok(naive) = text.parse::<NaiveDateTime>() {
+            return Ok(Timestamp(naive.and_utc()));
+        }
+        if let Ok(day) = text.parse::<NaiveDate>() {
+            return Ok(Timestamp(day.and_time(chrono::NaiveTime::MIN).and_utc()));
+        }
+        Err(TimestampParseError(text.to_owned()))
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.as_text())
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.as_text())
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(TimestampVisitor)
+    }
+}
+
+struct TimestampVisitor;
+
+impl Visitor<'_> for TimestampVisitor {
+    type Value = Timestamp;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an ISO 8601 timestamp string")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Timestamp, E> {
+        text.parse().map_err(E::custom)
+    }
+}
+
+/// An `i64` that also accepts a float with no fractional part (`3.0`, `1e3`).
+struct TolerantI64(i64);
+
+impl<'de> Deserialize<'de> for TolerantI64 {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_i64(IntegerVisitor)
+            .map(TolerantI64)
+    }
+}
+
+struct IntegerVisitor;
+
+/// 2^63: the first float above every `i64` (`i64::MAX as f64` rounds up to it).
+const I64_FLOAT_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+
+impl Visitor<'_> for IntegerVisitor {
+    type Value = i64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an integer (a number without fractional part)")
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<i64, E> {
+        Ok(value)
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<i64, E> {
+        i64::try_from(value).map_err(|_| {
+            E::custom(format_args!(
+                "integer {value} is out of range for a 64-bit signed integer"
+            ))
+        })
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<i64, E> {
+        if !value.is_finite() || value.fract() != 0.0 {
+            return Err(E::invalid_value(Unexpected::Float(value), &self));
+        }
+        if !(-I64_FLOAT_LIMIT..I64_FLOAT_LIMIT).contains(&value) {
+            return Err(E::custom(format_args!(
+                "number {value} is out of range for a 64-bit signed integer"
+            )));
+        }
+        // Exact: the value is integral and inside the i64 range checked above.
+        Ok(value as i64)
+    }
+}
+
+/// Any JSON number as `f64`; strings and booleans are rejected.
+struct TolerantF64(f64);
+
+impl<'de> Deserialize<'de> for TolerantF64 {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_f64(NumberVisitor).map(TolerantF64)
+    }
+}
+
+struct NumberVisitor;
+
+impl Visitor<'_> for NumberVisitor {
+    type Value = f64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number")
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<f64, E> {
+        Ok(value as f64)
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<f64, E> {
+        Ok(value as f64)
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<f64, E> {
+        Ok(value)
+    }
+}
+
+/// For `#[serde(default, deserialize_with = "crate::api::tolerant::opt_i64")]` on an
+/// `Option<i64>`: integers and integral floats parse, `null`/absent is `None`; `3.5`,
+/// strings and values outside `i64` are errors.
+pub fn opt_i64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<i64>, D::Error> {
+    Option::<TolerantI64>::deserialize(deserializer).map(|value| value.map(|v| v.0))
+}
+
+/// For `#[serde(default, deserialize_with = "crate::api::tolerant::opt_f64")]` on an
+/// `Option<f64>`: any JSON number parses, `null`/absent is `None`; strings and booleans
+/// are errors.
+pub fn opt_f64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+    Option::<TolerantF64>::deserialize(deserializer).map(|value| value.map(|v| v.0))
+}
+
+/// For `#[serde(default, deserialize_with = "crate::api::tolerant::nullable_vec")]` on a
+/// `Vec<T>`: `null` or absent is an empty vector, so callers never tell the two apart.
+pub fn nullable_vec<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<Vec<T>>::deserialize(deserializer).map(Option::unwrap_or_default)
+}
+
+/// [`nullable_vec`] for `Vec<i64>` whose elements follow the [`opt_i64`] rules, so a
+/// list of user ids written as `[3.0]` parses like one written as `[3]`.
+pub fn nullable_i64_vec<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<i64>, D::Error> {
+    let values = Option::<Vec<TolerantI64>>::deserialize(deserializer)?;
+    Ok(values
+        .unwrap_or_default()
+        .into_iter()
+        .map(|v| v.0)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[derive(Debug, Deserialize)]
+    struct Probe {
+        #[serde(default, deserialize_with = "opt_i64")]
+        int: Option<i64>,
+        #[serde(default, deserialize_with = "opt_f64")]
+        num: Option<f64>,
+        #[serde(default, deserialize_with = "nullable_vec")]
+        list: Vec<String>,
+        #[serde(default, deserialize_with = "nullable_i64_vec")]
+        ids: Vec<i64>,
+        at: Option<Timestamp>,
+    }
+
+    fn probe(json: &str) -> Result<Probe, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    fn ts(text: &str) -> Result<Timestamp, serde_json::Error> {
+        serde_json::from_value(serde_json::Value::String(text.to_owned()))
+    }
+
+    fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(y, mo, d, h, mi, s)
+            .single()
+            .expect("valid date")
+    }
+
+    #[test]
+    fn integer_accepts_integers_and_integral_floats() {
+        assert_eq!(probe(r#"{"int": 3}"#).unwrap().int, Some(3));
+        assert_eq!(probe(r#"{"int": -7}"#).unwrap().int, Some(-7));
+        assert_eq!(probe(r#"{"int": 3.0}"#).unwrap().int, Some(3));
+        assert_eq!(probe(r#"{"int": 1e3}"#).unwrap().int, Some(1000));
+        assert_eq!(
+            probe(r#"{"int": 9223372036854775807}"#).unwrap().int,
+            Some(i64::MAX)
+        );
+        assert_eq!(
+            probe(r#"{"int": -9223372036854775808}"#).unwrap().int,
+            Some(i64::MIN)
+        );
+    }
+
+    #[test]
+    fn integer_null_or_absent_is_none() {
+        assert_eq!(probe(r#"{"int": null}"#).unwrap().int, None);
+        assert_eq!(probe("{}").unwrap().int, None);
+    }
+
+    #[test]
+    fn integer_rejects_fractions_strings_and_overflow() {
+        let fraction = probe(r#"{"int": 3.5}"#).unwrap_err().to_string();
+        assert!(fraction.contains("3.5"), "{fraction}");
+        assert!(fraction.contains("integer"), "{fraction}");
+
+        let text = probe(r#"{"int": "3"}"#).unwrap_err().to_string();
+        assert!(text.contains("invalid type: string"), "{text}");
+
+        let too_big = probe(r#"{"int": 9223372036854775808}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(too_big.contains("out of range"), "{too_big}");
+
+        let float_too_big = probe(r#"{"int": 1e19}"#).unwrap_err().to_string();
+        assert!(float_too_big.contains("out of range"), "{float_too_big}");
+
+        assert!(probe(r#"{"int": true}"#).is_err());
+    }
+
+    #[test]
+    fn number_accepts_any_json_number() {
+        assert_eq!(probe(r#"{"num": 2}"#).unwrap().num, Some(2.0));
+        assert_eq!(probe(r#"{"num": -2.5}"#).unwrap().num, Some(-2.5));
+        assert_eq!(probe(r#"{"num": 1.5e3}"#).unwrap().num, Some(1500.0));
+        assert_eq!(probe(r#"{"num": null}"#).unwrap().num, None);
+        assert_eq!(probe("{}").unwrap().num, None);
+    }
+
+    #[test]
+    fn number_rejects_strings_and_booleans() {
+        let text = probe(r#"{"num": "2.5"}"#).unwrap_err().to_string();
+        assert!(text.contains("expected a number"), "{text}");
+        let boolean = probe(r#"{"num": false}"#).unwrap_err().to_string();
+        assert!(boolean.contains("invalid type: boolean"), "{boolean}");
+    }
+
+    #[test]
+    fn nullable_vec_treats_null_and_absent_as_empty() {
+        assert!(probe(r#"{"list": null}"#).unwrap().list.is_empty());
+        assert!(probe("{}").unwrap().list.is_empty());
+        assert_eq!(
+            probe(r#"{"list": ["a", "b"]}"#).unwrap().list,
+            vec!["a".to_owned(), "b".to_owned()]
+        );
+        assert!(probe(r#"{"list": "a"}"#).is_err());
+    }
+
+    #[test]
+    fn nullable_i64_vec_applies_integer_rules_to_elements() {
+        assert_eq!(probe(r#"{"ids": [1, 2.0, 3]}"#).unwrap().ids, vec![1, 2, 3]);
+        assert!(probe(r#"{"ids": null}"#).unwrap().ids.is_empty());
+        assert!(probe("{}").unwrap().ids.is_empty());
+        assert!(probe(r#"{"ids": [1.5]}"#).is_err());
+    }
+
+    #[test]
+    fn timestamp_with_z_and_with_or_without_fraction() {
+        let expected = utc(2026, 1, 31, 10, 0, 0);
+        assert_eq!(ts("2026-01-31T10:00:00Z").unwrap().0, expected);
+        assert_eq!(ts("2026-01-31T10:00:00.000Z").unwrap().0, expected);
+        let fraction = ts("2026-01-31T10:00:00.123456Z").unwrap();
+        assert_eq!(fraction.0.timestamp_subsec_micros(), 123_456);
+    }
+
+    #[test]
+    fn timestamp_with_offset_is_converted_to_utc() {
+        let expected = utc(2026, 1, 31, 8, 0, 0);
+        assert_eq!(ts("2026-01-31T10:00:00+02:00").unwrap().0, expected);
+        assert_eq!(
+            ts("2026-01-31T10:00:00.5+02:00").unwrap().as_text(),
+            "2026-01-31T08:00:00.500Z"
+        );
+        assert_eq!(ts("2026-01-31T10:00:00+0200").unwrap().0, expected);
+        assert_eq!(
+            ts("2026-01-31T03:00:00-05:00").unwrap().0,
+            utc(2026, 1, 31, 8, 0, 0)
+        );
+    }
+
+    #[test]
+    fn timestamp_naive_and_bare_date_are_utc() {
+        assert_eq!(
+            ts("2026-01-31T10:00:00").unwrap().0,
+            utc(2026, 1, 31, 10, 0, 0)
+        );
+        assert_eq!(
+            ts("2026-01-31T10:00:00.25").unwrap().as_text(),
+            "2026-01-31T10:00:00.250Z"
+        );
+        assert_eq!(ts("2026-01-31").unwrap().0, utc(2026, 1, 31, 0, 0, 0));
+    }
+
+    #[test]
+    fn timestamp_error_quotes_the_text() {
+        let message = ts("last tuesday").unwrap_err().to_string();
+        assert!(message.contains("\"last tuesday\""), "{message}");
+        assert!(ts("2026-02-30").is_err());
+        assert!(ts("").is_err());
+        let not_a_string = serde_json::from_str::<Timestamp>("1700000000").unwrap_err();
+        assert!(not_a_string.to_string().contains("invalid type"));
+    }
+
+    #[test]
+    fn timestamp_null_or_absent_is_none() {
+        assert!(probe(r#"{"at": null}"#).unwrap().at.is_none());
+        assert!(probe("{}").unwrap().at.is_none());
+        assert!(probe(r#"{"at": "2026-01-31"}"#).unwrap().at.is_some());
+    }
+
+    #[test]
+    fn timestamp_text_is_fixed_width_and_orders_like_time() {
+        let early = ts("2026-01-31T10:00:00+02:00").unwrap();
+        let late = ts("2026-01-31T09:00:00.5Z").unwrap();
+        assert_eq!(early.as_text(), "2026-01-31T08:00:00.000Z");
+        assert_eq!(late.as_text(), "2026-01-31T09:00:00.500Z");
+        assert_eq!(early.as_text().len(), late.as_text().len());
+        assert!(early < late);
+        assert!(early.as_text() < late.as_text());
+        assert_eq!(early.to_string(), early.as_text());
+    }
+
+    #[test]
+    fn timestamp_serializes_as_text_and_round_trips() {
+        let value = ts("2026-01-31T23:30:00-01:00").unwrap();
+        let json = serde_json::to_string(&value).unwrap();
+        assert_eq!(json, "\"2026-02-01T00:30:00.000Z\"");
+        let back: Timestamp = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, value);
+    }
+
+    #[test]
+    fn timestamp_date_is_the_utc_day() {
+        let value = ts("2026-01-31T23:30:00-01:00").unwrap();
+        assert_eq!(value.date(), NaiveDate::from_ymd_opt(2026, 2, 1).unwrap());
+    }
+}
