@@ -8,5 +8,7 @@
 //! the demo, the tests and the benchmarks. See `docs/architecture.md` for the map.
 
 pub mod api;
-pub mod sandbox;
+pub mod config;
 pub mod mirror;
+pub mod sandbox;
+pub mod sync;

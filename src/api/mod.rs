@@ -1,6 +1,14 @@
 //! The API boundary: typed models of every resource, the HTTP client, and the
 //! secret type that keeps credentials out of logs.
 
+pub mod client;
+pub mod error;
 pub mod models;
+pub mod operation;
+pub mod pacing;
 pub mod secret;
 pub mod tolerant;
+
+pub use client::{Client, ClientConfig, Credentials, Failure, Fetched};
+pub use error::ApiError;
+pub use operation::Operation;

@@ -20,7 +20,10 @@ pub fn cutoff(as_of: NaiveDate) -> String {
 }
 
 fn view_sql(spec: &TableSpec, cut: &str) -> String {
-    let cols: Vec<String> = spec.all_columns().map(|c| format!("\"{}\"", c.name)).collect();
+    let cols: Vec<String> = spec
+        .all_columns()
+        .map(|c| format!("\"{}\"", c.name))
+        .collect();
     let cols = cols.join(", ");
     let name = spec.name;
     let live = format!("(removed_at IS NULL OR removed_at >= '{cut}')");

@@ -17,7 +17,9 @@ pub enum MirrorError {
     #[error("no mirror at {0}: run `orgledger sync` first (or pass --db)")]
     Missing(PathBuf),
     /// The mirror was written by an older version and a read-only command cannot upgrade it.
-    #[error("the mirror {path} has schema version {found}, this build needs {wanted}: run `orgledger sync` (or `status`) once to upgrade it")]
+    #[error(
+        "the mirror {path} has schema version {found}, this build needs {wanted}: run `orgledger sync` (or `status`) once to upgrade it"
+    )]
     Outdated {
         /// The mirror file.
         path: PathBuf,

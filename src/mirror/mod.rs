@@ -54,7 +54,9 @@ pub fn open_ro(path: &Path) -> Result<Connection, MirrorError> {
     }
     let conn = Connection::open_with_flags(
         path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
     )
     .map_err(|e| MirrorError::open(path, e))?;
     conn.busy_timeout(Duration::from_secs(10))

@@ -88,7 +88,11 @@ pub fn set_observed(conn: &Connection, run_id: i64, observed_at: &str) -> Result
 }
 
 /// Records one failure of a run.
-pub fn record_error(conn: &Connection, run_id: i64, err: &SyncErrorRecord) -> Result<(), MirrorError> {
+pub fn record_error(
+    conn: &Connection,
+    run_id: i64,
+    err: &SyncErrorRecord,
+) -> Result<(), MirrorError> {
     conn.execute(
         "INSERT INTO sync_errors (run_id, at, operation, entity, http_status, message, attempts) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -136,7 +140,10 @@ pub fn finish(
 
 /// The latest finished run (succeeded or partial) whose observation time is before
 /// `cutoff`: the run a report "as of" that cut-off reads.
-pub fn latest_before(conn: &Connection, cutoff: &str) -> Result<Option<(i64, String)>, MirrorError> {
+pub fn latest_before(
+    conn: &Connection,
+    cutoff: &str,
+) -> Result<Option<(i64, String)>, MirrorError> {
     Ok(conn
         .query_row(
             "SELECT id, observed_at FROM sync_runs WHERE status IN ('succeeded','partial') \

@@ -187,7 +187,11 @@ mod tests {
             migrate_to(&mut conn, CURRENT_VERSION).expect("rest"),
             (2..=CURRENT_VERSION).collect::<Vec<_>>()
         );
-        assert!(migrate_to(&mut conn, CURRENT_VERSION).expect("again").is_empty());
+        assert!(
+            migrate_to(&mut conn, CURRENT_VERSION)
+                .expect("again")
+                .is_empty()
+        );
         for spec in TABLES {
             let count: i64 = conn
                 .query_row(

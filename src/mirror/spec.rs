@@ -121,14 +121,28 @@ pub const ORGANIZATIONS: TableSpec = TableSpec {
     key: &[c("id", Int)],
     scope: &[],
     columns: limit_columns![
-        c("name", Text), c("show_header_img_mask", Bool), c("is_developer_profile", Bool),
-        c("whitelabel_id", Int), c("trial_id", Int), c("trial_expired_date", Time),
-        c("trial_upgraded_date", Time), c("created", Time), c("logo", Text),
-        c("header_img", Text), c("whitelabel_name", Text), c("contract_start_date", Time),
-        c("deleted_date", Time), c("default_requests_cpu", Real),
-        c("default_requests_memory", Real), c("default_limits_cpu", Real),
-        c("default_limits_memory", Real), c("job_limit_m", Int), c("cli_lists", Json),
-        c("readme_markdown", Text), c("readme_html", Text), c("response_whitelabel_id", Int),
+        c("name", Text),
+        c("show_header_img_mask", Bool),
+        c("is_developer_profile", Bool),
+        c("whitelabel_id", Int),
+        c("trial_id", Int),
+        c("trial_expired_date", Time),
+        c("trial_upgraded_date", Time),
+        c("created", Time),
+        c("logo", Text),
+        c("header_img", Text),
+        c("whitelabel_name", Text),
+        c("contract_start_date", Time),
+        c("deleted_date", Time),
+        c("default_requests_cpu", Real),
+        c("default_requests_memory", Real),
+        c("default_limits_cpu", Real),
+        c("default_limits_memory", Real),
+        c("job_limit_m", Int),
+        c("cli_lists", Json),
+        c("readme_markdown", Text),
+        c("readme_html", Text),
+        c("response_whitelabel_id", Int),
     ],
     removable: true,
 };
@@ -140,8 +154,12 @@ pub const ORGANIZATION_MEMBERS: TableSpec = TableSpec {
     key: &[c("organization_id", Int), c("user_id", Int)],
     scope: &["organization_id"],
     columns: user_record_columns![
-        c("added", Time), c("role", Text), c("project_count", Int), c("datasets", Json),
-        c("last_access_to_organization", Time), c("last_organization_project_accessed", Int),
+        c("added", Time),
+        c("role", Text),
+        c("project_count", Int),
+        c("datasets", Json),
+        c("last_access_to_organization", Time),
+        c("last_organization_project_accessed", Int),
     ],
     removable: true,
 };
@@ -153,7 +171,9 @@ pub const USERS: TableSpec = TableSpec {
     key: &[c("id", Int)],
     scope: &[],
     columns: user_record_columns![
-        c("suspended", Bool), c("evaluation", Bool), c("ambassador", Bool),
+        c("suspended", Bool),
+        c("evaluation", Bool),
+        c("ambassador", Bool),
         c("whitelabel_organization_id", Int),
     ],
     removable: true,
@@ -166,12 +186,21 @@ pub const USER_ORGANIZATIONS: TableSpec = TableSpec {
     key: &[c("user_id", Int), c("organization_id", Int)],
     scope: &["user_id"],
     columns: limit_columns![
-        c("name", Text), c("is_developer_profile", Bool), c("whitelabel_id", Int),
-        c("is_admin", Bool), c("created", Time), c("trial_id", Int),
-        c("trial_expired_date", Time), c("trial_upgraded_date", Time), c("user_count", Int),
-        c("admin_count", Int), c("private_project_count", Int),
-        c("public_project_license_name", Text), c("public_project_license_link", Text),
-        c("logo", Text), c("last_accessed", Time),
+        c("name", Text),
+        c("is_developer_profile", Bool),
+        c("whitelabel_id", Int),
+        c("is_admin", Bool),
+        c("created", Time),
+        c("trial_id", Int),
+        c("trial_expired_date", Time),
+        c("trial_upgraded_date", Time),
+        c("user_count", Int),
+        c("admin_count", Int),
+        c("private_project_count", Int),
+        c("public_project_license_name", Text),
+        c("public_project_license_link", Text),
+        c("logo", Text),
+        c("last_accessed", Time),
     ],
     removable: true,
 };
@@ -193,17 +222,37 @@ pub const PROJECTS: TableSpec = TableSpec {
     key: &[c("id", Int)],
     scope: &[],
     columns: &[
-        c("name", Text), c("description", Text), c("created", Time), c("owner", Text),
-        c("owner_is_developer_profile", Bool), c("labeling_method", Text), c("metadata", Json),
-        c("is_enterprise_project", Bool), c("whitelabel_id", Int), c("tier", Text),
-        c("has_public_version", Bool), c("is_public", Bool), c("allows_live_public_access", Bool),
-        c("ind_pause_processing_samples", Bool), c("public_project_listed", Bool),
-        c("last_accessed", Time), c("last_modified", Time), c("last_modification_details", Text),
-        c("logo", Text), c("owner_user_id", Int), c("owner_organization_id", Int),
-        c("owner_avatar", Text), c("developer_profile_user_id", Int),
-        c("data_explorer_screenshot", Text), c("whitelabel_name", Text), c("tags", Json),
-        c("category", Text), c("license", Text), c("deleted_date", Time),
-        c("full_deletion_date", Time), c("scheduled_full_deletion_date", Time),
+        c("name", Text),
+        c("description", Text),
+        c("created", Time),
+        c("owner", Text),
+        c("owner_is_developer_profile", Bool),
+        c("labeling_method", Text),
+        c("metadata", Json),
+        c("is_enterprise_project", Bool),
+        c("whitelabel_id", Int),
+        c("tier", Text),
+        c("has_public_version", Bool),
+        c("is_public", Bool),
+        c("allows_live_public_access", Bool),
+        c("ind_pause_processing_samples", Bool),
+        c("public_project_listed", Bool),
+        c("last_accessed", Time),
+        c("last_modified", Time),
+        c("last_modification_details", Text),
+        c("logo", Text),
+        c("owner_user_id", Int),
+        c("owner_organization_id", Int),
+        c("owner_avatar", Text),
+        c("developer_profile_user_id", Int),
+        c("data_explorer_screenshot", Text),
+        c("whitelabel_name", Text),
+        c("tags", Json),
+        c("category", Text),
+        c("license", Text),
+        c("deleted_date", Time),
+        c("full_deletion_date", Time),
+        c("scheduled_full_deletion_date", Time),
     ],
     removable: true,
 };
@@ -225,36 +274,74 @@ pub const PROJECT_INFO: TableSpec = TableSpec {
     key: &[c("project_id", Int)],
     scope: &[],
     columns: &[
-        c("development_api_key", Text), c("development_hmac_key", Text),
-        c("development_api_key_fingerprint", Text), c("development_hmac_key_fingerprint", Text),
-        c("impulse_created", Bool), c("impulse_configured", Bool), c("impulse_complete", Bool),
-        c("data_total_length_ms", Real), c("data_count", Real), c("data_labels", Json),
-        c("training_total_length_ms", Real), c("training_data_count", Real),
-        c("training_labels", Json), c("testing_total_length_ms", Real),
-        c("testing_data_count", Real), c("testing_labels", Json),
-        c("post_processing_total_length_ms", Real), c("post_processing_data_count", Real),
+        c("development_api_key", Text),
+        c("development_hmac_key", Text),
+        c("development_api_key_fingerprint", Text),
+        c("development_hmac_key_fingerprint", Text),
+        c("impulse_created", Bool),
+        c("impulse_configured", Bool),
+        c("impulse_complete", Bool),
+        c("data_total_length_ms", Real),
+        c("data_count", Real),
+        c("data_labels", Json),
+        c("training_total_length_ms", Real),
+        c("training_data_count", Real),
+        c("training_labels", Json),
+        c("testing_total_length_ms", Real),
+        c("testing_data_count", Real),
+        c("testing_labels", Json),
+        c("post_processing_total_length_ms", Real),
+        c("post_processing_data_count", Real),
         c("post_processing_labels", Json),
-        c("compute_period_start", Time), c("compute_period_end", Time),
-        c("compute_time_used_ms", Int), c("compute_time_left_ms", Int),
-        c("acq_interval_ms", Int), c("acq_length_ms", Int), c("acq_segment_shift", Bool),
-        c("acq_default_page_size", Int), c("acq_view_type", Text),
-        c("acq_grid_column_count", Int), c("acq_grid_column_count_detailed", Int),
-        c("acq_show_exact_sample_length", Bool), c("acq_inline_edit_bounding_boxes", Bool),
-        c("acq_sensor", Text), c("acq_label", Text), c("acq_segment_length", Int),
-        c("deploy_eon_compiler", Bool), c("deploy_sensor", Text),
-        c("deploy_arduino_library_name", Text), c("deploy_tinkerkit_library_name", Text),
-        c("deploy_particle_library_name", Text), c("deploy_last_model_engine", Text),
-        c("url_mobile_client", Text), c("url_mobile_client_computer", Text),
-        c("url_mobile_client_inference", Text), c("show_create_first_impulse", Bool),
-        c("wizard_show", Bool), c("wizard_step", Int), c("wizard_tutorial", Text),
-        c("wizard_classes", Json), c("perf_gpu", Bool), c("perf_job_limit_m", Int),
-        c("perf_dsp_file_size_mb", Int), c("perf_enterprise_performance", Bool),
-        c("perf_train_job_ram_mb", Int), c("has_new_training_data", Bool), c("studio_url", Text),
-        c("in_pretrained_model_flow", Bool), c("show_sensor_data_in_acquisition_graph", Bool),
-        c("notifications", Json), c("readme_markdown", Text), c("readme_html", Text),
-        c("csv_import_config", Json), c("dsp_page_size", Int), c("target_constraints", Json),
-        c("target_selected_based_on", Text), c("default_impulse_id", Int),
-        c("last_shown_model_engine", Text), c("versioning_storage_size_mib", Int),
+        c("compute_period_start", Time),
+        c("compute_period_end", Time),
+        c("compute_time_used_ms", Int),
+        c("compute_time_left_ms", Int),
+        c("acq_interval_ms", Int),
+        c("acq_length_ms", Int),
+        c("acq_segment_shift", Bool),
+        c("acq_default_page_size", Int),
+        c("acq_view_type", Text),
+        c("acq_grid_column_count", Int),
+        c("acq_grid_column_count_detailed", Int),
+        c("acq_show_exact_sample_length", Bool),
+        c("acq_inline_edit_bounding_boxes", Bool),
+        c("acq_sensor", Text),
+        c("acq_label", Text),
+        c("acq_segment_length", Int),
+        c("deploy_eon_compiler", Bool),
+        c("deploy_sensor", Text),
+        c("deploy_arduino_library_name", Text),
+        c("deploy_tinkerkit_library_name", Text),
+        c("deploy_particle_library_name", Text),
+        c("deploy_last_model_engine", Text),
+        c("url_mobile_client", Text),
+        c("url_mobile_client_computer", Text),
+        c("url_mobile_client_inference", Text),
+        c("show_create_first_impulse", Bool),
+        c("wizard_show", Bool),
+        c("wizard_step", Int),
+        c("wizard_tutorial", Text),
+        c("wizard_classes", Json),
+        c("perf_gpu", Bool),
+        c("perf_job_limit_m", Int),
+        c("perf_dsp_file_size_mb", Int),
+        c("perf_enterprise_performance", Bool),
+        c("perf_train_job_ram_mb", Int),
+        c("has_new_training_data", Bool),
+        c("studio_url", Text),
+        c("in_pretrained_model_flow", Bool),
+        c("show_sensor_data_in_acquisition_graph", Bool),
+        c("notifications", Json),
+        c("readme_markdown", Text),
+        c("readme_html", Text),
+        c("csv_import_config", Json),
+        c("dsp_page_size", Int),
+        c("target_constraints", Json),
+        c("target_selected_based_on", Text),
+        c("default_impulse_id", Int),
+        c("last_shown_model_engine", Text),
+        c("versioning_storage_size_mib", Int),
     ],
     removable: true,
 };
@@ -276,11 +363,20 @@ pub const DATASETS: TableSpec = TableSpec {
     key: &[c("organization_id", Int), c("dataset", Text)],
     scope: &["organization_id"],
     columns: &[
-        c("last_file_created", Time), c("total_file_size", Int), c("total_file_count", Int),
-        c("total_item_count", Int), c("total_item_count_checklist_ok", Int),
-        c("total_item_count_checklist_failed", Int), c("tags", Json), c("type", Text),
-        c("category", Text), c("bucket_id", Int), c("bucket", Text), c("bucket_inner_path", Text),
-        c("bucket_full_path_description", Text), c("bucket_naming_levels_deep", Int),
+        c("last_file_created", Time),
+        c("total_file_size", Int),
+        c("total_file_count", Int),
+        c("total_item_count", Int),
+        c("total_item_count_checklist_ok", Int),
+        c("total_item_count_checklist_failed", Int),
+        c("tags", Json),
+        c("type", Text),
+        c("category", Text),
+        c("bucket_id", Int),
+        c("bucket", Text),
+        c("bucket_inner_path", Text),
+        c("bucket_full_path_description", Text),
+        c("bucket_naming_levels_deep", Int),
         c("bucket_path", Text),
     ],
     removable: true,
@@ -293,12 +389,20 @@ pub const DEVICES: TableSpec = TableSpec {
     key: &[c("project_id", Int), c("device_id", Text)],
     scope: &["project_id"],
     columns: &[
-        c("id", Int), c("created", Time), c("last_seen", Time), c("name", Text),
-        c("device_type", Text), c("remote_mgmt_connected", Bool),
-        c("supports_snapshot_streaming", Bool), c("remote_mgmt_mode", Text),
-        c("remote_mgmt_host", Text), c("inference_project_id", Int),
-        c("inference_project_owner", Text), c("inference_project_name", Text),
-        c("inference_deployed_version", Int), c("inference_model_type", Text),
+        c("id", Int),
+        c("created", Time),
+        c("last_seen", Time),
+        c("name", Text),
+        c("device_type", Text),
+        c("remote_mgmt_connected", Bool),
+        c("supports_snapshot_streaming", Bool),
+        c("remote_mgmt_mode", Text),
+        c("remote_mgmt_host", Text),
+        c("inference_project_id", Int),
+        c("inference_project_owner", Text),
+        c("inference_project_name", Text),
+        c("inference_deployed_version", Int),
+        c("inference_model_type", Text),
     ],
     removable: true,
 };
@@ -320,9 +424,13 @@ pub const LATENCY_DEVICES: TableSpec = TableSpec {
     key: &[c("project_id", Int), c("mcu", Text)],
     scope: &["project_id"],
     columns: &[
-        c("name", Text), c("selected", Bool), c("int8_latency", Real),
-        c("int8_conv_latency", Real), c("float32_latency", Real),
-        c("float32_conv_latency", Real), c("help_text", Text),
+        c("name", Text),
+        c("selected", Bool),
+        c("int8_latency", Real),
+        c("int8_conv_latency", Real),
+        c("float32_latency", Real),
+        c("float32_conv_latency", Real),
+        c("help_text", Text),
     ],
     removable: true,
 };
@@ -333,7 +441,12 @@ pub const EXPERIMENTS: TableSpec = TableSpec {
     doc: "one experiment visible to an organization, project or user (scope_kind says which)",
     key: &[c("scope_kind", Text), c("scope_id", Int), c("type", Text)],
     scope: &["scope_kind", "scope_id"],
-    columns: &[c("title", Text), c("enabled", Bool), c("show_to_user", Bool), c("help", Text)],
+    columns: &[
+        c("title", Text),
+        c("enabled", Bool),
+        c("show_to_user", Bool),
+        c("help", Text),
+    ],
     removable: true,
 };
 
@@ -344,9 +457,14 @@ pub const TRIALS: TableSpec = TableSpec {
     key: &[c("id", Int)],
     scope: &["user_id"],
     columns: &[
-        c("user_id", Int), c("organization_id", Int), c("created", Time),
-        c("expiration_date", Time), c("expired_date", Time), c("deleted_date", Time),
-        c("upgraded_date", Time), c("notes", Text),
+        c("user_id", Int),
+        c("organization_id", Int),
+        c("created", Time),
+        c("expiration_date", Time),
+        c("expired_date", Time),
+        c("deleted_date", Time),
+        c("upgraded_date", Time),
+        c("notes", Text),
     ],
     removable: true,
 };
@@ -358,15 +476,25 @@ pub const DAILY_METRICS: TableSpec = TableSpec {
     key: &[c("user_id", Int), c("day", Text)],
     scope: &["user_id"],
     columns: &[
-        c("date", Time), c("total_users", Int), c("total_staff_users", Int),
-        c("total_projects", Int), c("total_current_contract_cpu_compute_time_seconds", Int),
+        c("date", Time),
+        c("total_users", Int),
+        c("total_staff_users", Int),
+        c("total_projects", Int),
+        c("total_current_contract_cpu_compute_time_seconds", Int),
         c("total_current_contract_gpu_compute_time_seconds", Int),
         c("total_current_contract_compute_time_seconds", Int),
-        c("total_storage_size_bytes", Int), c("users_added", Int), c("users_deleted", Int),
-        c("projects_added", Int), c("projects_deleted", Int), c("cpu_compute_time_seconds", Int),
-        c("gpu_compute_time_seconds", Int), c("compute_time_seconds", Int),
-        c("storage_bytes_added", Int), c("storage_bytes_deleted", Int),
-        c("staff_users_added", Int), c("staff_users_deleted", Int),
+        c("total_storage_size_bytes", Int),
+        c("users_added", Int),
+        c("users_deleted", Int),
+        c("projects_added", Int),
+        c("projects_deleted", Int),
+        c("cpu_compute_time_seconds", Int),
+        c("gpu_compute_time_seconds", Int),
+        c("compute_time_seconds", Int),
+        c("storage_bytes_added", Int),
+        c("storage_bytes_deleted", Int),
+        c("staff_users_added", Int),
+        c("staff_users_deleted", Int),
         c("compute_time_calculated_since", Time),
     ],
     removable: false,
@@ -407,8 +535,82 @@ mod tests {
                 assert!(cols.insert(col.name), "{}.{} twice", table.name, col.name);
             }
             for scope in table.scope {
-                assert!(table.index_of(scope).is_some(), "{}: scope {scope}", table.name);
+                assert!(
+                    table.index_of(scope).is_some(),
+                    "{}: scope {scope}",
+                    table.name
+                );
             }
         }
+    }
+}
+
+/// The schema documentation (`docs/schema.md`), generated from the specs so it can
+/// never drift from the code: a unit test fails when the file is stale.
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "# The mirror's schema\n\n\
+         Generated from `src/mirror/spec.rs` (run `UPDATE_SCHEMA_DOC=1 cargo test --release --lib schema_doc` \
+         after changing it). Column names are the snake_case of the API's field names; a \
+         nested object's fields carry its name as a prefix (`acq_` = `acquisitionSettings`, \
+         `deploy_` = `deploySettings`, `perf_` = `performance`, `limit_` = `entitlementLimits`, \
+         `wizard_` = `showGettingStartedWizard`, `url_` = `urls`, `bucket_` = `bucket`).\n\n\
+         Types: `INTEGER` (booleans are 0/1), `REAL`, `TEXT`; timestamps are UTC text \
+         `YYYY-MM-DDTHH:MM:SS.sssZ` (text order is time order); arrays and free-form \
+         objects are JSON text.\n\n\
+         Every table below also has:\n\n\
+         | column | meaning |\n| --- | --- |\n\
+         | `content_hash` | 16-byte digest of the row's values; an equal hash means nothing is written |\n\
+         | `valid_from` | server time (HTTP `Date`) of the sync run that wrote this version |\n\
+         | `run_id` | `sync_runs.id` of that run |\n\
+         | `removed_at`, `removed_run` | set when a complete sync no longer saw the entity (rows are never deleted) |\n\n\
+         and a twin `<table>_history` holding every previous version, with `valid_to` \
+         (when it stopped being current). Reports read both through as-of views.\n\n\
+         Bookkeeping: `sync_runs` (one row per run: status running/succeeded/partial/failed/aborted, \
+         requests, bytes, row counts), `sync_errors` (one row per failure: operation, entity, \
+         HTTP status, message, attempts), `raw_documents` (the latest body of every fetched \
+         document, so fields the models do not name are kept), `schema_migrations`.\n",
+    );
+    for table in TABLES {
+        out.push_str(&format!("\n## `{}`\n\n{}.\n\n", table.name, table.doc));
+        let key: Vec<String> = table.key.iter().map(|c| format!("`{}`", c.name)).collect();
+        out.push_str(&format!("Key: {}.", key.join(", ")));
+        if !table.scope.is_empty() {
+            out.push_str(&format!(
+                " Listed completely per {}: rows of a parent that disappear from its newest copy are marked removed.",
+                table.scope.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if !table.removable {
+            out.push_str(" Never marked removed: days that leave the API's window stay.");
+        }
+        out.push_str("\n\n| column | type |\n| --- | --- |\n");
+        for col in table.all_columns() {
+            let ty = match col.ty {
+                Ty::Bool => "INTEGER (0/1)",
+                Ty::Json => "TEXT (JSON)",
+                Ty::Time => "TEXT (timestamp)",
+                other => other.sql(),
+            };
+            out.push_str(&format!("| `{}` | {ty} |\n", col.name));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod schema_doc {
+    #[test]
+    fn schema_doc_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/schema.md");
+        let generated = super::markdown();
+        if std::env::var_os("UPDATE_SCHEMA_DOC").is_some() {
+            std::fs::write(path, &generated).expect("write docs/schema.md");
+        }
+        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            on_disk == generated,
+            "docs/schema.md is stale: run UPDATE_SCHEMA_DOC=1 cargo test --release --lib schema_doc"
+        );
     }
 }

@@ -116,7 +116,10 @@ impl TableSql {
     /// Builds the statements for a table.
     pub fn new(spec: &'static TableSpec) -> Self {
         let name = spec.name;
-        let cols: Vec<String> = spec.all_columns().map(|c| format!("\"{}\"", c.name)).collect();
+        let cols: Vec<String> = spec
+            .all_columns()
+            .map(|c| format!("\"{}\"", c.name))
+            .collect();
         let cols = cols.join(", ");
         let n = spec.width();
         let key_where = where_clause(spec.key.iter().map(|c| c.name), 1);
@@ -129,7 +132,11 @@ impl TableSql {
             .enumerate()
             .map(|(i, c)| format!("\"{}\" = ?{}", c.name, spec.key.len() + i + 1))
             .collect();
-        let sets = if sets.is_empty() { String::new() } else { format!("{}, ", sets.join(", ")) };
+        let sets = if sets.is_empty() {
+            String::new()
+        } else {
+            format!("{}, ", sets.join(", "))
+        };
         TableSql {
             spec,
             select_one: format!(
@@ -254,7 +261,12 @@ impl TableSql {
         Ok(())
     }
 
-    fn mark_removed(&self, tx: &Transaction, stamp: &RunStamp, key: &[Value]) -> rusqlite::Result<()> {
+    fn mark_removed(
+        &self,
+        tx: &Transaction,
+        stamp: &RunStamp,
+        key: &[Value],
+    ) -> rusqlite::Result<()> {
         let mut params = key.to_vec();
         params.push(Value::Text(stamp.observed_at.clone()));
         params.push(Value::Integer(stamp.run_id));
@@ -264,7 +276,12 @@ impl TableSql {
     }
 
     /// Upserts one row of a root table (no scope).
-    pub fn upsert(&self, tx: &Transaction, stamp: &RunStamp, row: Vec<Value>) -> rusqlite::Result<WriteStats> {
+    pub fn upsert(
+        &self,
+        tx: &Transaction,
+        stamp: &RunStamp,
+        row: Vec<Value>,
+    ) -> rusqlite::Result<WriteStats> {
         let existing = self.existing(tx, &row[..self.spec.key.len()])?;
         self.apply(tx, stamp, row, existing)
     }
@@ -282,7 +299,9 @@ impl TableSql {
         let mut current = self.scope_rows(tx, scope)?;
         let mut stats = WriteStats::default();
         for row in rows {
-            let existing = current.remove(&key_text(&row[..self.spec.key.len()])).map(|(_, e)| e);
+            let existing = current
+                .remove(&key_text(&row[..self.spec.key.len()]))
+                .map(|(_, e)| e);
             stats.add(self.apply(tx, stamp, row, existing)?);
         }
         if self.spec.removable {
@@ -331,4 +350,235 @@ fn where_clause<'a>(cols: impl Iterator<Item = &'a str>, first: usize) -> String
         .map(|(i, c)| format!("\"{c}\" = ?{}", first + i))
         .collect();
     parts.join(" AND ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mirror::spec::{DATASETS, ORGANIZATIONS};
+
+    fn stamp(run_id: i64, day: u32) -> RunStamp {
+        RunStamp {
+            run_id,
+            observed_at: format!("2026-03-{day:02}T12:00:00.000Z"),
+        }
+    }
+
+    fn org_row(id: i64, name: &str) -> Vec<Value> {
+        let mut row = vec![Value::Integer(id), Value::Text(name.into())];
+        row.resize(ORGANIZATIONS.width(), Value::Null);
+        row
+    }
+
+    fn dataset_row(org: i64, name: &str, size: i64) -> Vec<Value> {
+        let mut row = vec![
+            Value::Integer(org),
+            Value::Text(name.into()),
+            Value::Null,
+            Value::Integer(size),
+        ];
+        row.resize(DATASETS.width(), Value::Null);
+        row
+    }
+
+    fn mirror() -> (tempfile::TempDir, rusqlite::Connection) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let conn = crate::mirror::open_rw(&dir.path().join("m.db")).expect("open");
+        (dir, conn)
+    }
+
+    fn count(conn: &rusqlite::Connection, sql: &str) -> i64 {
+        conn.query_row(sql, [], |r| r.get(0)).expect(sql)
+    }
+
+    #[test]
+    fn insert_unchanged_update_keeps_history() {
+        let (_dir, mut conn) = mirror();
+        let orgs = TableSql::new(&ORGANIZATIONS);
+        let tx = conn.transaction().expect("tx");
+        assert_eq!(
+            orgs.upsert(&tx, &stamp(1, 1), org_row(1, "Zoë AG"))
+                .expect("insert")
+                .inserted,
+            1
+        );
+        // Written again in the same run with other content: overwritten, no history.
+        assert_eq!(
+            orgs.upsert(&tx, &stamp(1, 1), org_row(1, "Zoë AG!"))
+                .expect("same run")
+                .updated,
+            1
+        );
+        tx.commit().expect("commit");
+        assert_eq!(
+            count(&conn, "SELECT COUNT(*) FROM organizations_history"),
+            0
+        );
+
+        let tx = conn.transaction().expect("tx");
+        assert_eq!(
+            orgs.upsert(&tx, &stamp(2, 2), org_row(1, "Zoë AG!"))
+                .expect("same")
+                .unchanged,
+            1
+        );
+        assert_eq!(
+            orgs.upsert(&tx, &stamp(2, 2), org_row(1, "Zoë GmbH"))
+                .expect("change")
+                .updated,
+            1
+        );
+        tx.commit().expect("commit");
+        let (name, from, to): (String, String, String) = conn
+            .query_row(
+                "SELECT name, valid_from, valid_to FROM organizations_history",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .expect("one history row");
+        assert_eq!(name, "Zoë AG!");
+        assert_eq!(from, "2026-03-01T12:00:00.000Z");
+        assert_eq!(to, "2026-03-02T12:00:00.000Z");
+
+        // As of day 1 the old name, as of day 2 the new one.
+        let day = |d: u32| chrono::NaiveDate::from_ymd_opt(2026, 3, d).expect("date");
+        crate::mirror::asof::install(&conn, day(1)).expect("views");
+        let old: String = conn
+            .query_row("SELECT name FROM organizations", [], |r| r.get(0))
+            .expect("as of day 1");
+        assert_eq!(old, "Zoë AG!");
+        crate::mirror::asof::install(&conn, day(2)).expect("views");
+        let new: String = conn
+            .query_row("SELECT name FROM organizations", [], |r| r.get(0))
+            .expect("as of day 2");
+        assert_eq!(new, "Zoë GmbH");
+        assert_eq!(
+            count(&conn, "SELECT COUNT(*) FROM organizations_versions"),
+            2
+        );
+    }
+
+    #[test]
+    fn scopes_mark_missing_children_removed_and_bring_them_back() {
+        let (_dir, mut conn) = mirror();
+        let datasets = TableSql::new(&DATASETS);
+        let scope = [Value::Integer(1)];
+        let tx = conn.transaction().expect("tx");
+        let rows = vec![dataset_row(1, "a", 10), dataset_row(1, "b", 20)];
+        assert_eq!(
+            datasets
+                .replace_scope(&tx, &stamp(1, 1), &scope, rows)
+                .expect("first")
+                .inserted,
+            2
+        );
+        // Another organization's datasets are another scope and stay untouched.
+        datasets
+            .replace_scope(
+                &tx,
+                &stamp(1, 1),
+                &[Value::Integer(2)],
+                vec![dataset_row(2, "a", 5)],
+            )
+            .expect("other scope");
+        tx.commit().expect("commit");
+
+        let tx = conn.transaction().expect("tx");
+        let stats = datasets
+            .replace_scope(&tx, &stamp(2, 2), &scope, vec![dataset_row(1, "a", 10)])
+            .expect("second");
+        assert_eq!((stats.unchanged, stats.removed), (1, 1));
+        tx.commit().expect("commit");
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT COUNT(*) FROM datasets WHERE removed_run = 2 AND dataset = 'b'"
+            ),
+            1
+        );
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT COUNT(*) FROM datasets WHERE removed_at IS NULL"
+            ),
+            2
+        );
+
+        let tx = conn.transaction().expect("tx");
+        let rows = vec![dataset_row(1, "a", 10), dataset_row(1, "b", 20)];
+        let stats = datasets
+            .replace_scope(&tx, &stamp(3, 3), &scope, rows)
+            .expect("back");
+        assert_eq!(
+            stats.updated, 1,
+            "a removed row that reappears is a new version"
+        );
+        tx.commit().expect("commit");
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT COUNT(*) FROM datasets WHERE removed_at IS NULL"
+            ),
+            3
+        );
+        crate::mirror::asof::install(
+            &conn,
+            chrono::NaiveDate::from_ymd_opt(2026, 3, 2).expect("date"),
+        )
+        .expect("views");
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT COUNT(*) FROM datasets WHERE organization_id = 1"
+            ),
+            1,
+            "b was gone on day 2"
+        );
+    }
+
+    #[test]
+    fn remove_unseen_spares_what_was_seen() {
+        let (_dir, mut conn) = mirror();
+        let orgs = TableSql::new(&ORGANIZATIONS);
+        let tx = conn.transaction().expect("tx");
+        for id in 1..=3 {
+            orgs.upsert(&tx, &stamp(1, 1), org_row(id, "x"))
+                .expect("insert");
+        }
+        let seen: HashSet<String> = ["1", "3"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            orgs.remove_unseen(&tx, &stamp(2, 2), &seen)
+                .expect("remove"),
+            1
+        );
+        assert_eq!(
+            orgs.remove_unseen(&tx, &stamp(2, 2), &seen).expect("again"),
+            0,
+            "idempotent"
+        );
+        tx.commit().expect("commit");
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT id FROM organizations WHERE removed_at IS NOT NULL"
+            ),
+            2
+        );
+    }
+
+    #[test]
+    fn hash_is_type_tagged() {
+        assert_ne!(
+            content_hash(&[Value::Integer(1)]),
+            content_hash(&[Value::Text("1".into())])
+        );
+        assert_ne!(
+            content_hash(&[Value::Null]),
+            content_hash(&[Value::Text(String::new())])
+        );
+        assert_eq!(
+            content_hash(&[Value::Real(1.5)]),
+            content_hash(&[Value::Real(1.5)])
+        );
+    }
 }

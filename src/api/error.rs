@@ -1,0 +1,120 @@
+//! Errors of the API client. Every variant names the operation and the path, so a
+//! message in a log or in `sync_errors` says what failed and where; none carries a
+//! credential (they are [`crate::api::secret::Secret`]s and never formatted).
+
+use crate::api::models::InvalidRequest;
+use crate::api::operation::Operation;
+
+/// A failed call.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// No connection could be made (refused, DNS, reset) or the body broke off.
+    #[error("{op} {path}: cannot reach the service: {reason}")]
+    Connect {
+        /// The operation.
+        op: Operation,
+        /// Request path.
+        path: String,
+        /// What the transport said.
+        reason: String,
+    },
+    /// No complete answer within the timeout.
+    #[error("{op} {path}: no answer within {secs} s")]
+    Timeout {
+        /// The operation.
+        op: Operation,
+        /// Request path.
+        path: String,
+        /// The timeout.
+        secs: u64,
+    },
+    /// The service answered with a non-200 status.
+    #[error("{op} {path}: HTTP {status}: {excerpt}")]
+    Http {
+        /// The operation.
+        op: Operation,
+        /// Request path.
+        path: String,
+        /// HTTP status code.
+        status: u16,
+        /// The start of the body (the service's error text when it sent one).
+        excerpt: String,
+        /// Seconds the service asked us to wait (429 `Retry-After`).
+        retry_after: Option<u64>,
+    },
+    /// The envelope said `success: false`.
+    #[error("{op} {path}: the service answered success=false: {message}")]
+    Unsuccessful {
+        /// The operation.
+        op: Operation,
+        /// Request path.
+        path: String,
+        /// The envelope's `error` text.
+        message: String,
+    },
+    /// The body is not the JSON the operation returns.
+    #[error("{op} {path}: the response does not decode: {detail}")]
+    Decode {
+        /// The operation.
+        op: Operation,
+        /// Request path.
+        path: String,
+        /// Parser message with line and column.
+        detail: String,
+    },
+    /// The body exceeds the size limit.
+    #[error("{op} {path}: the response is larger than {limit} bytes")]
+    TooLarge {
+        /// The operation.
+        op: Operation,
+        /// Request path.
+        path: String,
+        /// The limit.
+        limit: u64,
+    },
+    /// The request was refused before sending (operation 8's contract).
+    #[error("{op}: invalid request: {source}")]
+    InvalidRequest {
+        /// The operation.
+        op: Operation,
+        /// What is wrong.
+        source: InvalidRequest,
+    },
+    /// The client could not be built (bad base URL, TLS setup).
+    #[error("cannot set up the HTTP client: {0}")]
+    Setup(String),
+}
+
+impl ApiError {
+    /// HTTP status, when the service answered with one.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            ApiError::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// Whether trying again may succeed: transport failures, timeouts, 429, 5xx, and
+    /// answers that arrived broken (a truncated or garbled body, a transient
+    /// `success: false`). Other 4xx answers and invalid requests are final.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ApiError::Connect { .. }
+            | ApiError::Timeout { .. }
+            | ApiError::Decode { .. }
+            | ApiError::Unsuccessful { .. } => true,
+            ApiError::Http { status, .. } => *status == 429 || *status >= 500,
+            ApiError::TooLarge { .. } | ApiError::InvalidRequest { .. } | ApiError::Setup(_) => {
+                false
+            }
+        }
+    }
+
+    /// The wait the service asked for, if any.
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            ApiError::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}

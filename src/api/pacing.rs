@@ -1,0 +1,116 @@
+//! How fast and how often the client calls: exponential backoff with jitter between
+//! retries, and an optional requests-per-second cap shared by all tasks.
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Retry policy: `base × 2^attempt`, capped, with ±50 % jitter so many tasks that
+/// failed together do not come back together.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    /// Delay before the first retry.
+    pub base: Duration,
+    /// Longest delay between two attempts.
+    pub cap: Duration,
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            base: Duration::from_millis(200),
+            cap: Duration::from_secs(10),
+            max_retries: 5,
+        }
+    }
+}
+
+impl Backoff {
+    /// Delay before retry number `attempt` (0-based); a server's `Retry-After`
+    /// wins when it is longer, within one minute.
+    pub fn delay(&self, attempt: u32, retry_after: Option<u64>) -> Duration {
+        let exp = self
+            .base
+            .saturating_mul(1u32 << attempt.min(16))
+            .min(self.cap);
+        let jitter = 0.5 + random_unit();
+        let delay = exp.mul_f64(jitter);
+        match retry_after {
+            Some(secs) => delay.max(Duration::from_secs(secs.min(60))),
+            None => delay,
+        }
+    }
+}
+
+/// A uniform number in [0, 1) from the standard library's randomly keyed hasher:
+/// jitter needs no reproducibility, and this avoids a dependency.
+fn random_unit() -> f64 {
+    let bits = RandomState::new().hash_one(Instant::now());
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Spaces request starts at least `1/rps` apart, across all tasks.
+#[derive(Debug)]
+pub struct RateLimiter {
+    interval: Duration,
+    next: Mutex<Option<Instant>>,
+}
+
+impl RateLimiter {
+    /// A limiter for `rps` requests per second (must be > 0).
+    pub fn new(rps: f64) -> Self {
+        RateLimiter {
+            interval: Duration::from_secs_f64(1.0 / rps),
+            next: Mutex::new(None),
+        }
+    }
+
+    /// Waits for this request's slot.
+    pub async fn wait(&self) {
+        let slot = {
+            let mut next = match self.next.lock() {
+                Ok(guard) => guard,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            let now = Instant::now();
+            let slot = next.map_or(now, |n| n.max(now));
+            *next = Some(slot + self.interval);
+            slot
+        };
+        tokio::time::sleep_until(slot).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_is_capped_and_honours_retry_after() {
+        let b = Backoff {
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(1),
+            max_retries: 3,
+        };
+        let first = b.delay(0, None);
+        assert!(first >= Duration::from_millis(50) && first < Duration::from_millis(150));
+        let late = b.delay(10, None);
+        assert!(late <= Duration::from_millis(1500), "capped: {late:?}");
+        assert!(b.delay(0, Some(2)) >= Duration::from_secs(2));
+        assert!(b.delay(0, Some(3600)) <= Duration::from_secs(60));
+    }
+
+    #[tokio::test]
+    async fn rate_limiter_spaces_requests() {
+        let limiter = RateLimiter::new(50.0);
+        let start = Instant::now();
+        for _ in 0..6 {
+            limiter.wait().await;
+        }
+        // Five intervals of 20 ms between six starts.
+        assert!(start.elapsed() >= Duration::from_millis(95));
+    }
+}

@@ -1,0 +1,138 @@
+//! The TOML config file (`--config`): everything a scheduled install sets once.
+//! Unknown keys are errors, so a typo does not silently fall back to a default.
+//! See `docs/orgledger.example.toml` for a commented example.
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The whole file. Every key is optional; flags override it.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The mirror file.
+    pub db: Option<PathBuf>,
+    /// Service base URL.
+    pub base_url: Option<String>,
+    /// White label admin organization.
+    pub whitelabel_org: Option<i64>,
+    /// File holding the API key (must not be readable by group or others).
+    pub api_key_file: Option<PathBuf>,
+    /// File holding the JWT (same rule).
+    pub jwt_file: Option<PathBuf>,
+    /// Requests in flight.
+    pub concurrency: Option<u16>,
+    /// Requests per second cap.
+    pub rps: Option<f64>,
+    /// Request timeout, seconds.
+    pub timeout_secs: Option<u64>,
+    /// Store development keys in clear.
+    pub store_secrets: Option<bool>,
+    /// Cron schedules.
+    #[serde(default)]
+    pub schedule: ScheduleConfig,
+    /// Report settings.
+    #[serde(default)]
+    pub report: ReportConfig,
+}
+
+/// `[schedule]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleConfig {
+    /// Cron expression of the sync job.
+    pub sync: Option<String>,
+    /// Cron expression of the report job.
+    pub report: Option<String>,
+}
+
+/// `[report]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportConfig {
+    /// Output root.
+    pub out: Option<PathBuf>,
+    /// Formats: "csv", "json", "html".
+    pub formats: Option<Vec<String>>,
+    /// Keep the report folders of the last N days (older ones are deleted).
+    pub retention_days: Option<u32>,
+    /// Pseudonymise e-mails and names.
+    pub redact_pii: Option<bool>,
+    /// Folder with SQL extracts.
+    pub queries: Option<PathBuf>,
+}
+
+/// A config file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Unreadable file.
+    #[error("cannot read the config file {0}: {1}")]
+    Read(PathBuf, std::io::Error),
+    /// Not valid TOML or a wrong key/type.
+    #[error("invalid config file {0}: {1}")]
+    Parse(PathBuf, String),
+    /// A secret file readable by other users.
+    #[error("{0} is readable by other users (mode {1:o}); run `chmod 600 {0}`")]
+    Exposed(PathBuf, u32),
+    /// A secret file that cannot be read or is empty.
+    #[error("cannot read the secret file {0}: {1}")]
+    Secret(PathBuf, String),
+}
+
+impl Config {
+    /// Reads and parses a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_path_buf(), e))?;
+        toml::from_str(&text).map_err(|e| ConfigError::Parse(path.to_path_buf(), e.to_string()))
+    }
+}
+
+/// Reads a secret from a file that only its owner can read; surrounding white
+/// space (a trailing newline) is dropped.
+pub fn read_secret_file(path: &Path) -> Result<crate::api::secret::Secret, ConfigError> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| ConfigError::Secret(path.to_path_buf(), e.to_string()))?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(ConfigError::Exposed(path.to_path_buf(), mode));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::Secret(path.to_path_buf(), e.to_string()))?;
+    let value = text.trim();
+    if value.is_empty() {
+        return Err(ConfigError::Secret(
+            path.to_path_buf(),
+            "the file is empty".into(),
+        ));
+    }
+    Ok(crate::api::secret::Secret::new(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn parses_the_example_and_rejects_typos() {
+        let example = include_str!("../docs/orgledger.example.toml");
+        let cfg: Config = toml::from_str(example).expect("example parses");
+        assert!(cfg.base_url.is_some());
+        assert!(cfg.schedule.sync.is_some());
+        let err = toml::from_str::<Config>("bse_url = 'x'").expect_err("typo");
+        assert!(err.to_string().contains("bse_url"));
+    }
+
+    #[test]
+    fn secret_files_must_be_private() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("key");
+        std::fs::write(&path, "ei_abc\n").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let err = read_secret_file(&path).expect_err("world-readable");
+        assert!(err.to_string().contains("chmod 600"));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        assert_eq!(read_secret_file(&path).expect("private").expose(), "ei_abc");
+    }
+}

@@ -1,0 +1,169 @@
+//! One fetch job per API document: call the operation, map the answer to rows and
+//! name the documents it leads to. Jobs run as tokio tasks, so parsing and mapping
+//! use every core while the writer thread only writes.
+
+use crate::api::{Client, Failure, Fetched, Operation};
+use crate::mirror::rows::{self, DocRows};
+use crate::sync::writer::Doc;
+use sha2::{Digest, Sha256};
+
+/// A document to fetch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    /// Operation 3: discovery of the organizations.
+    OrganizationList,
+    /// Operation 1 for an organization.
+    Organization(i64),
+    /// Operation 2 for a user, through the white label admin organization.
+    WhitelabelUser {
+        /// The white label admin organization.
+        org: i64,
+        /// The user.
+        user: i64,
+    },
+    /// Operation 4 for a user.
+    UserOrganizations(i64),
+    /// Operation 5 (`ListProjects`) or 7 (`ListUserProjects`).
+    ProjectList(Operation),
+    /// Operation 6 for a project.
+    ProjectInfo(i64),
+}
+
+impl Job {
+    /// The operation this job calls.
+    pub fn operation(self) -> Operation {
+        match self {
+            Job::OrganizationList => Operation::ListOrganizations,
+            Job::Organization(_) => Operation::GetOrganization,
+            Job::WhitelabelUser { .. } => Operation::GetWhitelabelUser,
+            Job::UserOrganizations(_) => Operation::ListUserOrganizations,
+            Job::ProjectList(op) => op,
+            Job::ProjectInfo(_) => Operation::GetProjectInfo,
+        }
+    }
+
+    /// The entity, as named in errors and `raw_documents.entity`.
+    pub fn entity(self) -> String {
+        match self {
+            Job::Organization(id) => format!("organization {id}"),
+            Job::WhitelabelUser { user, .. } | Job::UserOrganizations(user) => {
+                format!("user {user}")
+            }
+            Job::OrganizationList | Job::ProjectList(_) => "all".to_string(),
+            Job::ProjectInfo(id) => format!("project {id}"),
+        }
+    }
+}
+
+/// Documents a fetched document leads to.
+#[derive(Debug, Default)]
+pub struct FollowUps {
+    /// Organizations found (operation 3).
+    pub organizations: Vec<i64>,
+    /// Users found (members of an organization).
+    pub users: Vec<i64>,
+    /// Projects found (active projects of a list).
+    pub projects: Vec<i64>,
+}
+
+/// A finished job.
+#[derive(Debug)]
+pub struct Done {
+    /// The document for the writer.
+    pub doc: Doc,
+    /// What to fetch next.
+    pub follow: FollowUps,
+    /// Attempts it took.
+    pub attempts: u32,
+    /// The server's clock when it answered.
+    pub server_time: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// 16-byte digest of a body.
+pub fn body_hash(raw: &[u8]) -> Vec<u8> {
+    Sha256::digest(raw)[..16].to_vec()
+}
+
+fn done<T>(job: Job, f: Fetched<T>, rows: DocRows, follow: FollowUps) -> Done {
+    Done {
+        attempts: f.attempts,
+        server_time: f.server_time,
+        doc: Doc {
+            operation: job.operation().name(),
+            entity: job.entity(),
+            raw_hash: body_hash(&f.raw),
+            raw: f.raw,
+            rows,
+        },
+        follow,
+    }
+}
+
+/// Runs one job.
+pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, Failure> {
+    Ok(match job {
+        Job::OrganizationList => {
+            let f = client.list_organizations().await?;
+            let organizations = f.value.organizations.iter().filter_map(|o| o.id).collect();
+            let follow = FollowUps {
+                organizations,
+                ..FollowUps::default()
+            };
+            done(job, f, DocRows::default(), follow)
+        }
+        Job::Organization(id) => {
+            let f = client.get_organization(id).await?;
+            let users = f
+                .value
+                .organization
+                .as_ref()
+                .map(|o| o.users.iter().filter_map(|m| m.id).collect())
+                .unwrap_or_default();
+            let rows = rows::organization(id, &f.value);
+            let follow = FollowUps {
+                users,
+                ..FollowUps::default()
+            };
+            done(job, f, rows, follow)
+        }
+        Job::WhitelabelUser { org, user } => {
+            let f = client.get_whitelabel_user(org, user).await?;
+            let rows = rows::whitelabel_user(org, user, &f.value);
+            done(job, f, rows, FollowUps::default())
+        }
+        Job::UserOrganizations(user) => {
+            let f = client.list_user_organizations(user).await?;
+            let rows = rows::user_organizations(user, &f.value);
+            done(job, f, rows, FollowUps::default())
+        }
+        Job::ProjectList(op) => {
+            let f = if op == Operation::ListUserProjects {
+                client.list_user_projects().await?
+            } else {
+                client.list_projects().await?
+            };
+            let projects = f
+                .value
+                .projects
+                .iter()
+                .filter(|p| p.deleted_date.is_none())
+                .filter_map(|p| p.id)
+                .collect();
+            let rows = rows::project_list(&f.value.projects, op.name());
+            let follow = FollowUps {
+                projects,
+                ..FollowUps::default()
+            };
+            done(job, f, rows, follow)
+        }
+        Job::ProjectInfo(id) => {
+            let mut f = client.get_project_info(id, None).await?;
+            let rows = rows::project_info(id, &f.value, store_secrets);
+            if !store_secrets {
+                // The raw body is kept in the mirror; development keys must not be.
+                f.raw = crate::api::secret::redact_body(&f.raw);
+            }
+            done(job, f, rows, FollowUps::default())
+        }
+    })
+}

@@ -1,0 +1,400 @@
+//! `orgledger sync`: discover everything the credentials can see and mirror it.
+//!
+//! Discovery is a crawl: operation 3 lists organizations → operation 1 for each →
+//! their members → operation 2 for each user (with a white label organization) and
+//! operation 4 (with a JWT); operations 5 and 7 list projects → operation 6 for each.
+//! Every fetch is a task; follow-ups are spawned as soon as their parent arrives, so
+//! the connection pool stays busy instead of waiting stage by stage. Results go to
+//! one writer thread through a bounded queue, and a second bound (documents fetched
+//! but not yet handed over) keeps memory flat whatever the size of the world.
+//!
+//! Failures are data: a document that cannot be fetched after retries is recorded in
+//! `sync_errors`, keeps its previous version, and makes the run `partial`.
+
+pub mod jobs;
+pub mod progress;
+pub mod writer;
+
+use crate::api::{Client, Failure, Operation};
+use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
+use crate::mirror::table::RunStamp;
+use crate::mirror::{self, MirrorError, lock, spec};
+use jobs::{Done, Job};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::task::JoinSet;
+use writer::{Ending, Writer, WriterMsg};
+
+/// Errors kept in memory for the summary; all are in `sync_errors`.
+const ERRORS_KEPT: usize = 200;
+
+/// What to sync and how.
+#[derive(Debug, Clone)]
+pub struct SyncOptions {
+    /// The mirror file.
+    pub db: PathBuf,
+    /// White label admin organization for operation 2 (None: white label users are not synced).
+    pub whitelabel_org: Option<i64>,
+    /// Whether operation 4 can be called (it needs a JWT).
+    pub has_jwt: bool,
+    /// Store project development keys in clear instead of fingerprints.
+    pub store_secrets: bool,
+    /// Show a progress bar (only drawn on a terminal).
+    pub progress: bool,
+}
+
+/// How a sync ended.
+#[derive(Debug)]
+pub struct SyncOutcome {
+    /// `sync_runs.id`.
+    pub run_id: i64,
+    /// Final status.
+    pub status: RunStatus,
+    /// Counters.
+    pub totals: RunTotals,
+    /// The first failures (all are in `sync_errors`).
+    pub errors: Vec<SyncErrorRecord>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl SyncOutcome {
+    /// The one-line summary printed after every sync.
+    pub fn summary_line(&self) -> String {
+        let r = &self.totals.rows;
+        format!(
+            "sync run {} {}: {} requests, {:.1} MB received, rows {} inserted / {} updated / {} unchanged / {} removed, {} errors, {:.1} s",
+            self.run_id,
+            self.status.as_str(),
+            self.totals.requests,
+            self.totals.bytes as f64 / 1e6,
+            r.inserted,
+            r.updated,
+            r.unchanged,
+            r.removed,
+            self.totals.errors,
+            self.elapsed.as_secs_f64()
+        )
+    }
+}
+
+/// Runs one sync. `shutdown` (when given) stops it early: no new requests, queued
+/// documents are still written, and the run is marked `aborted`.
+pub async fn run(
+    client: &Client,
+    opts: &SyncOptions,
+    shutdown: Option<watch::Receiver<bool>>,
+) -> Result<SyncOutcome, MirrorError> {
+    let started = Instant::now();
+    let _lock = lock::acquire(&opts.db)?;
+    let conn = mirror::open_rw(&opts.db)?;
+    let stale = runs::abort_stale(&conn)?;
+    if stale > 0 {
+        tracing::warn!(
+            runs = stale,
+            "marked runs left `running` by a crash as aborted"
+        );
+    }
+    let run_id = runs::begin(&conn, client.base_url())?;
+    let before = (
+        client.traffic().requests.load(Ordering::Relaxed),
+        client.traffic().bytes.load(Ordering::Relaxed),
+    );
+    let traffic = |c: &Client| {
+        (
+            c.traffic().requests.load(Ordering::Relaxed) - before.0,
+            c.traffic().bytes.load(Ordering::Relaxed) - before.1,
+        )
+    };
+    let listing = match jobs::run(client.clone(), Job::OrganizationList, false).await {
+        Ok(listing) => listing,
+        Err(failure) => {
+            let record = error_record(Job::OrganizationList, &failure);
+            runs::record_error(&conn, run_id, &record)?;
+            let (requests, bytes) = traffic(client);
+            let totals = RunTotals {
+                requests,
+                bytes,
+                errors: 1,
+                ..RunTotals::default()
+            };
+            let message = format!("discovery failed: {}", record.message);
+            runs::finish(&conn, run_id, RunStatus::Failed, &totals, Some(&message))?;
+            return Ok(SyncOutcome {
+                run_id,
+                status: RunStatus::Failed,
+                totals,
+                errors: vec![record],
+                elapsed: started.elapsed(),
+            });
+        }
+    };
+    // All versions written by this run carry the server's clock at discovery: the
+    // mirror's history follows the service's time, not this machine's.
+    let observed_at = mirror::time_text(listing.server_time.unwrap_or_else(chrono::Utc::now));
+    runs::set_observed(&conn, run_id, &observed_at)?;
+    let stamp = RunStamp {
+        run_id,
+        observed_at,
+    };
+    let concurrency = client.concurrency();
+    let writer = Writer::start(conn, stamp, concurrency * 4);
+    let mut crawl = Crawl::new(client.clone(), opts, writer.sender(), concurrency * 2);
+    crawl.spawn(Job::ProjectList(Operation::ListProjects));
+    crawl.spawn(Job::ProjectList(Operation::ListUserProjects));
+    crawl.handle(Job::OrganizationList, Ok(listing)).await;
+    let aborted = crawl.drive(shutdown).await;
+    crawl.progress.finish();
+    let (requests, bytes) = traffic(client);
+    let status = match (aborted, crawl.error_count) {
+        (true, _) => RunStatus::Aborted,
+        (false, 0) => RunStatus::Succeeded,
+        (false, _) => RunStatus::Partial,
+    };
+    let ending = Ending {
+        status,
+        complete_tables: if status == RunStatus::Succeeded {
+            crawl.complete_tables()
+        } else {
+            Vec::new()
+        },
+        requests,
+        bytes,
+        message: crawl.message(aborted),
+    };
+    let totals = writer.finish(ending).await?;
+    Ok(SyncOutcome {
+        run_id,
+        status,
+        totals,
+        errors: crawl.errors,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The state of one crawl: running tasks, what has been scheduled, what failed.
+struct Crawl {
+    client: Client,
+    whitelabel_org: Option<i64>,
+    has_jwt: bool,
+    store_secrets: bool,
+    tasks: JoinSet<(Job, Result<Done, Failure>, Option<OwnedSemaphorePermit>)>,
+    held: Arc<Semaphore>,
+    to_writer: tokio::sync::mpsc::Sender<WriterMsg>,
+    users: HashSet<i64>,
+    projects: HashSet<i64>,
+    refused: HashSet<Operation>,
+    suppressed: u64,
+    errors: Vec<SyncErrorRecord>,
+    error_count: u64,
+    writer_gone: bool,
+    progress: progress::Progress,
+}
+
+impl Crawl {
+    fn new(
+        client: Client,
+        opts: &SyncOptions,
+        to_writer: tokio::sync::mpsc::Sender<WriterMsg>,
+        held_docs: usize,
+    ) -> Self {
+        Crawl {
+            client,
+            whitelabel_org: opts.whitelabel_org,
+            has_jwt: opts.has_jwt,
+            store_secrets: opts.store_secrets,
+            tasks: JoinSet::new(),
+            held: Arc::new(Semaphore::new(held_docs.max(1))),
+            to_writer,
+            users: HashSet::new(),
+            projects: HashSet::new(),
+            refused: HashSet::new(),
+            suppressed: 0,
+            errors: Vec::new(),
+            error_count: 0,
+            writer_gone: false,
+            progress: progress::Progress::new(opts.progress),
+        }
+    }
+
+    fn spawn(&mut self, job: Job) {
+        if self.refused.contains(&job.operation()) {
+            return;
+        }
+        let client = self.client.clone();
+        let held = self.held.clone();
+        let store_secrets = self.store_secrets;
+        self.progress.add(1);
+        self.tasks.spawn(async move {
+            // Taken before fetching and released only once the writer has the
+            // document: at most `held_docs` parsed documents exist at any time.
+            let permit = held.acquire_owned().await.ok();
+            let result = jobs::run(client, job, store_secrets).await;
+            (job, result, permit)
+        });
+    }
+
+    /// Runs until every task is done (false) or shutdown is requested (true).
+    async fn drive(&mut self, mut shutdown: Option<watch::Receiver<bool>>) -> bool {
+        loop {
+            let next = match shutdown.as_mut() {
+                Some(rx) => tokio::select! {
+                    next = self.tasks.join_next() => next,
+                    _ = rx.wait_for(|stop| *stop) => {
+                        self.tasks.abort_all();
+                        return true;
+                    }
+                },
+                None => self.tasks.join_next().await,
+            };
+            let Some(joined) = next else { return false };
+            match joined {
+                Ok((job, result, permit)) => {
+                    self.handle(job, result).await;
+                    drop(permit);
+                }
+                Err(e) if e.is_cancelled() => {}
+                Err(e) => self.record(SyncErrorRecord {
+                    operation: "sync".into(),
+                    entity: None,
+                    http_status: None,
+                    message: format!("a fetch task failed: {e}"),
+                    attempts: 1,
+                }),
+            }
+            self.progress
+                .done(self.client.traffic().bytes.load(Ordering::Relaxed));
+            if self.writer_gone {
+                self.tasks.abort_all();
+                return true;
+            }
+        }
+    }
+
+    async fn handle(&mut self, job: Job, result: Result<Done, Failure>) {
+        match result {
+            Ok(done) => {
+                for org in &done.follow.organizations {
+                    self.spawn(Job::Organization(*org));
+                }
+                for user in &done.follow.users {
+                    if self.users.insert(*user) {
+                        if let Some(org) = self.whitelabel_org {
+                            self.spawn(Job::WhitelabelUser { org, user: *user });
+                        }
+                        if self.has_jwt {
+                            self.spawn(Job::UserOrganizations(*user));
+                        }
+                    }
+                }
+                for project in &done.follow.projects {
+                    if self.projects.insert(*project) {
+                        self.spawn(Job::ProjectInfo(*project));
+                    }
+                }
+                let problems = done.doc.rows.problems.len() as u64;
+                self.error_count += problems;
+                self.send_doc(done.doc).await;
+            }
+            Err(failure) => self.failed(job, failure).await,
+        }
+    }
+
+    async fn send_doc(&mut self, doc: writer::Doc) {
+        if self
+            .to_writer
+            .send(WriterMsg::Doc(Box::new(doc)))
+            .await
+            .is_err()
+        {
+            self.writer_gone = true;
+        }
+    }
+
+    async fn failed(&mut self, job: Job, failure: Failure) {
+        let op = job.operation();
+        let refusal = matches!(failure.error.http_status(), Some(401 | 403));
+        let optional = matches!(
+            op,
+            Operation::GetWhitelabelUser | Operation::ListUserOrganizations
+        );
+        if refusal && optional {
+            // The credential cannot use this operation at all: say so once and skip
+            // the rest instead of recording one identical error per user.
+            if !self.refused.insert(op) {
+                self.suppressed += 1;
+                return;
+            }
+            let mut record = error_record(job, &failure);
+            record.message = format!(
+                "{}; skipping every further {} call",
+                record.message,
+                op.name()
+            );
+            self.record(record);
+        } else {
+            self.record(error_record(job, &failure));
+        }
+        if let Some(last) = self.errors.last().cloned()
+            && self.to_writer.send(WriterMsg::Error(last)).await.is_err()
+        {
+            self.writer_gone = true;
+        }
+    }
+
+    fn record(&mut self, record: SyncErrorRecord) {
+        tracing::warn!(
+            operation = %record.operation,
+            entity = record.entity.as_deref().unwrap_or("-"),
+            status = record.http_status,
+            "{}",
+            record.message
+        );
+        self.error_count += 1;
+        if self.errors.len() < ERRORS_KEPT {
+            self.errors.push(record);
+        }
+    }
+
+    /// Root tables all of whose sources were fetched in this (error-free) run.
+    fn complete_tables(&self) -> Vec<&'static str> {
+        let mut tables = vec![
+            spec::ORGANIZATIONS.name,
+            spec::PROJECTS.name,
+            spec::PROJECT_INFO.name,
+        ];
+        if self.whitelabel_org.is_some() {
+            tables.push(spec::USERS.name);
+        }
+        tables
+    }
+
+    fn message(&self, aborted: bool) -> Option<String> {
+        if aborted {
+            return Some("stopped before the end (shutdown requested or the writer failed)".into());
+        }
+        (self.suppressed > 0).then(|| {
+            format!(
+                "{} refused calls not recorded individually",
+                self.suppressed
+            )
+        })
+    }
+}
+
+fn error_record(job: Job, failure: &Failure) -> SyncErrorRecord {
+    SyncErrorRecord {
+        operation: job.operation().name().to_string(),
+        entity: match job {
+            Job::OrganizationList | Job::ProjectList(_) => None,
+            _ => Some(job.entity()),
+        },
+        http_status: failure.error.http_status(),
+        message: failure.error.to_string(),
+        attempts: failure.attempts,
+    }
+}

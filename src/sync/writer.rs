@@ -1,0 +1,294 @@
+//! The single writer: one OS thread owns the SQLite connection and applies the
+//! documents the fetch tasks send it, in batched transactions.
+//!
+//! Batching: the writer blocks for one message, then takes whatever else is already
+//! queued (up to a limit) into the same transaction. Under load that gives large
+//! transactions (few fsyncs); when the network is the bottleneck each document is
+//! committed soon after it arrives. A document is always applied whole inside one
+//! transaction, so a crash never leaves half of one.
+
+use crate::mirror::rows::{DocRows, RowSet};
+use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
+use crate::mirror::spec::TABLES;
+use crate::mirror::table::{RunStamp, TableSql, WriteStats, key_text};
+use crate::mirror::{MirrorError, now_text};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use std::collections::{HashMap, HashSet};
+use tokio::sync::mpsc;
+
+/// Most documents applied in one transaction.
+const BATCH_DOCS: usize = 256;
+
+/// One fetched document, already mapped to rows.
+#[derive(Debug)]
+pub struct Doc {
+    /// Operation name (`raw_documents.operation`).
+    pub operation: &'static str,
+    /// Entity key (`raw_documents.entity`), e.g. the organization id.
+    pub entity: String,
+    /// The body as received, kept so fields the models do not name survive.
+    pub raw: Vec<u8>,
+    /// Digest of `raw` (computed by the fetch task, off the writer thread).
+    pub raw_hash: Vec<u8>,
+    /// The rows it becomes.
+    pub rows: DocRows,
+}
+
+/// What the fetch side sends.
+#[derive(Debug)]
+pub enum WriterMsg {
+    /// Store a document.
+    Doc(Box<Doc>),
+    /// Record a failure.
+    Error(SyncErrorRecord),
+}
+
+/// How the run ended, decided by the fetch side once every task is done.
+#[derive(Debug, Clone)]
+pub struct Ending {
+    /// Final status.
+    pub status: RunStatus,
+    /// Root tables whose every source was fetched completely: their unseen live
+    /// rows are marked removed. Empty unless the run had no error.
+    pub complete_tables: Vec<&'static str>,
+    /// Requests and bytes.
+    pub requests: u64,
+    /// Bytes received.
+    pub bytes: u64,
+    /// Summary message stored with the run.
+    pub message: Option<String>,
+}
+
+/// Handle of the writer thread.
+#[derive(Debug)]
+pub struct Writer {
+    tx: mpsc::Sender<WriterMsg>,
+    ending: std::sync::mpsc::Sender<Ending>,
+    thread: std::thread::JoinHandle<Result<RunTotals, MirrorError>>,
+}
+
+impl Writer {
+    /// Starts the writer on `conn` for run `stamp`. `queue` bounds the documents
+    /// waiting to be written (back-pressure on the fetchers, and a memory bound).
+    pub fn start(conn: Connection, stamp: RunStamp, queue: usize) -> Self {
+        let (tx, rx) = mpsc::channel(queue.max(1));
+        let (ending_tx, ending_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("orgledger-writer".into())
+            .spawn(move || {
+                let mut state = State::new(conn, stamp);
+                state.drain(rx)?;
+                let ending = ending_rx.recv().unwrap_or(Ending {
+                    status: RunStatus::Aborted,
+                    complete_tables: Vec::new(),
+                    requests: 0,
+                    bytes: 0,
+                    message: Some("the sync stopped before it ended".into()),
+                });
+                state.finish(&ending)
+            });
+        // Spawning a thread fails only when the OS is out of resources; the sync
+        // cannot run at all then, and `finish` reports it.
+        let thread = match thread {
+            Ok(handle) => handle,
+            Err(e) => std::thread::spawn(move || Err(MirrorError::Io("writer thread".into(), e))),
+        };
+        Writer {
+            tx,
+            ending: ending_tx,
+            thread,
+        }
+    }
+
+    /// A sender for fetch tasks.
+    pub fn sender(&self) -> mpsc::Sender<WriterMsg> {
+        self.tx.clone()
+    }
+
+    /// Ends the run: waits for every queued document, applies removals, stores the
+    /// run's totals. Returns the totals.
+    pub async fn finish(self, ending: Ending) -> Result<RunTotals, MirrorError> {
+        let Writer {
+            tx,
+            ending: ending_tx,
+            thread,
+        } = self;
+        drop(tx);
+        // The receiver is gone only if the thread already died; its result says why.
+        let _ = ending_tx.send(ending);
+        tokio::task::spawn_blocking(move || thread.join())
+            .await
+            .map_err(|e| {
+                MirrorError::Io("writer thread".into(), std::io::Error::other(e.to_string()))
+            })?
+            .map_err(|_| {
+                MirrorError::Io("writer thread".into(), std::io::Error::other("panicked"))
+            })?
+    }
+}
+
+struct State {
+    conn: Connection,
+    stamp: RunStamp,
+    tables: HashMap<&'static str, TableSql>,
+    seen: HashMap<&'static str, HashSet<String>>,
+    stats: WriteStats,
+    errors: u64,
+}
+
+impl State {
+    fn new(conn: Connection, stamp: RunStamp) -> Self {
+        let tables = TABLES
+            .iter()
+            .map(|spec| (spec.name, TableSql::new(spec)))
+            .collect();
+        State {
+            conn,
+            stamp,
+            tables,
+            seen: HashMap::new(),
+            stats: WriteStats::default(),
+            errors: 0,
+        }
+    }
+
+    fn drain(&mut self, mut rx: mpsc::Receiver<WriterMsg>) -> Result<(), MirrorError> {
+        while let Some(first) = rx.blocking_recv() {
+            let mut batch = vec![first];
+            while batch.len() < BATCH_DOCS {
+                match rx.try_recv() {
+                    Ok(msg) => batch.push(msg),
+                    Err(_) => break,
+                }
+            }
+            self.apply_batch(batch)?;
+        }
+        Ok(())
+    }
+
+    fn apply_batch(&mut self, batch: Vec<WriterMsg>) -> Result<(), MirrorError> {
+        let tx = self.conn.transaction()?;
+        let mut stats = WriteStats::default();
+        let mut seen: Vec<(&'static str, String)> = Vec::new();
+        for msg in batch {
+            match msg {
+                WriterMsg::Doc(doc) => {
+                    stats.add(apply_doc(&tx, &self.tables, &self.stamp, *doc, &mut seen)?);
+                }
+                WriterMsg::Error(err) => {
+                    runs::record_error(&tx, self.stamp.run_id, &err)?;
+                    self.errors += 1;
+                }
+            }
+        }
+        tx.commit()?;
+        // Counted only once committed, so the totals match what is on disk.
+        self.stats.add(stats);
+        for (table, key) in seen {
+            self.seen.entry(table).or_default().insert(key);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, ending: &Ending) -> Result<RunTotals, MirrorError> {
+        let tx = self.conn.transaction()?;
+        for table in &ending.complete_tables {
+            if let Some(sql) = self.tables.get(table) {
+                let empty = HashSet::new();
+                let seen = self.seen.get(table).unwrap_or(&empty);
+                self.stats.removed += sql.remove_unseen(&tx, &self.stamp, seen)?;
+            }
+        }
+        let totals = RunTotals {
+            requests: ending.requests,
+            bytes: ending.bytes,
+            rows: self.stats,
+            errors: self.errors,
+        };
+        runs::finish(
+            &tx,
+            self.stamp.run_id,
+            ending.status,
+            &totals,
+            ending.message.as_deref(),
+        )?;
+        tx.commit()?;
+        // Fold the WAL back into the main file so readers start from a small WAL.
+        let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)");
+        Ok(totals)
+    }
+}
+
+fn apply_doc(
+    tx: &Transaction,
+    tables: &HashMap<&'static str, TableSql>,
+    stamp: &RunStamp,
+    doc: Doc,
+    seen: &mut Vec<(&'static str, String)>,
+) -> Result<WriteStats, MirrorError> {
+    store_raw(tx, stamp, &doc)?;
+    let mut stats = WriteStats::default();
+    for set in doc.rows.sets {
+        match set {
+            RowSet::Root { table, row } => {
+                let sql = table_sql(tables, table.name)?;
+                seen.push((table.name, key_text(&row[..table.key.len()])));
+                stats.add(sql.upsert(tx, stamp, row)?);
+            }
+            RowSet::Scope { table, scope, rows } => {
+                let sql = table_sql(tables, table.name)?;
+                stats.add(sql.replace_scope(tx, stamp, &scope, rows)?);
+            }
+        }
+    }
+    for problem in &doc.rows.problems {
+        runs::record_error(
+            tx,
+            stamp.run_id,
+            &SyncErrorRecord {
+                operation: doc.operation.to_string(),
+                entity: Some(doc.entity.clone()),
+                http_status: None,
+                message: problem.clone(),
+                attempts: 1,
+            },
+        )?;
+    }
+    Ok(stats)
+}
+
+fn table_sql<'a>(
+    tables: &'a HashMap<&'static str, TableSql>,
+    name: &str,
+) -> Result<&'a TableSql, MirrorError> {
+    tables
+        .get(name)
+        .ok_or_else(|| MirrorError::Sql(rusqlite::Error::InvalidParameterName(name.to_string())))
+}
+
+/// Keeps the latest body of each document; rewritten only when it changed.
+fn store_raw(tx: &Transaction, stamp: &RunStamp, doc: &Doc) -> Result<(), MirrorError> {
+    let hash = &doc.raw_hash;
+    let old: Option<Vec<u8>> = tx
+        .prepare_cached(
+            "SELECT content_hash FROM raw_documents WHERE operation = ?1 AND entity = ?2",
+        )?
+        .query_row(params![doc.operation, doc.entity], |row| row.get(0))
+        .optional()?;
+    if old.as_ref() == Some(hash) {
+        return Ok(());
+    }
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO raw_documents (operation, entity, content_hash, body, run_id, fetched_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        doc.operation,
+        doc.entity,
+        hash,
+        String::from_utf8_lossy(&doc.raw),
+        stamp.run_id,
+        now_text()
+    ])?;
+    Ok(())
+}
