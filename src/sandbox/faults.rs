@@ -1,0 +1,224 @@
+//! Fault injection for `/v1/api` routes: seeded so that a run repeats.
+//!
+//! Each request draws one number from a SplitMix64 seeded by (seed, request counter)
+//! and falls into at most one fault; the rates are per request and must add up to at
+//! most 1.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::rng::SplitMix64;
+
+/// Per-request rates (0..=1) of each fault kind. `Default` injects nothing.
+///
+/// Parsed from `"5xx=0.1,429=0.05,slow=0.02,malformed=0.02,truncated=0.02,envelope=0.01"`
+/// (any subset, any order; an empty string means no faults).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FaultSpec {
+    /// HTTP 500, 502 or 503 with a `success: false` envelope.
+    pub server_error: f64,
+    /// HTTP 429 with `Retry-After: 1`.
+    pub too_many_requests: f64,
+    /// The correct answer after a 1-2 s pause.
+    pub slow: f64,
+    /// Status 200 with a body that is not JSON.
+    pub malformed: f64,
+    /// Status 200 with the first half of the correct body.
+    pub truncated: f64,
+    /// Status 200 with `{"success": false, "error": "transient failure"}`.
+    pub envelope: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FaultSpecError {
+    #[error("unknown fault kind `{0}` (expected 5xx, 429, slow, malformed, truncated or envelope)")]
+    UnknownKind(String),
+    #[error("bad rate `{value}` for fault `{kind}` (expected a number from 0 to 1)")]
+    BadRate { kind: String, value: String },
+    #[error("`{0}` is not of the form kind=rate")]
+    Syntax(String),
+    #[error("fault rates add up to {0}, more than 1")]
+    TooMuch(f64),
+}
+
+const KINDS: [&str; 6] = ["5xx", "429", "slow", "malformed", "truncated", "envelope"];
+
+impl FaultSpec {
+    fn rates(&self) -> [f64; 6] {
+        [
+            self.server_error,
+            self.too_many_requests,
+            self.slow,
+            self.malformed,
+            self.truncated,
+            self.envelope,
+        ]
+    }
+
+    fn rate_mut(&mut self, kind: &str) -> Option<&mut f64> {
+        Some(match kind {
+            "5xx" => &mut self.server_error,
+            "429" => &mut self.too_many_requests,
+            "slow" => &mut self.slow,
+            "malformed" => &mut self.malformed,
+            "truncated" => &mut self.truncated,
+            "envelope" => &mut self.envelope,
+            _ => return None,
+        })
+    }
+
+    pub fn is_none(&self) -> bool {
+        self.rates().iter().all(|r| *r <= 0.0)
+    }
+}
+
+impl FromStr for FaultSpec {
+    type Err = FaultSpecError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut spec = FaultSpec::default();
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let (kind, value) = item
+                .split_once('=')
+                .ok_or_else(|| FaultSpecError::Syntax(item.to_string()))?;
+            let (kind, value) = (kind.trim(), value.trim());
+            let slot = spec
+                .rate_mut(kind)
+                .ok_or_else(|| FaultSpecError::UnknownKind(kind.to_string()))?;
+            let rate: f64 = value
+                .parse()
+                .ok()
+                .filter(|r: &f64| r.is_finite() && (0.0..=1.0).contains(r))
+                .ok_or_else(|| FaultSpecError::BadRate {
+                    kind: kind.to_string(),
+                    value: value.to_string(),
+                })?;
+            *slot = rate;
+        }
+        let total: f64 = spec.rates().iter().sum();
+        if total > 1.0 + 1e-9 {
+            return Err(FaultSpecError::TooMuch(total));
+        }
+        Ok(spec)
+    }
+}
+
+impl fmt::Display for FaultSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = KINDS
+            .iter()
+            .zip(self.rates())
+            .filter(|(_, r)| *r > 0.0)
+            .map(|(k, r)| format!("{k}={r}"))
+            .collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+/// What to do to one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    ServerError(u16),
+    TooManyRequests,
+    Slow(Duration),
+    Malformed,
+    Truncated,
+    Envelope,
+}
+
+/// Decides the fault of each request from (seed, request number).
+#[derive(Debug)]
+pub struct FaultInjector {
+    spec: FaultSpec,
+    seed: u64,
+    counter: AtomicU64,
+}
+
+impl FaultInjector {
+    pub fn new(spec: FaultSpec, seed: u64) -> Self {
+        Self {
+            spec,
+            seed,
+            counter: AtomicU64::new(0),
+        }
+    }
+
+    pub fn decide(&self) -> Option<Fault> {
+        if self.spec.is_none() {
+            return None;
+        }
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let mut rng = SplitMix64::for_parts(&[self.seed, n, 0xfa17]);
+        let mut x = rng.f64();
+        for (i, rate) in self.spec.rates().into_iter().enumerate() {
+            if x < rate {
+                return Some(match i {
+                    0 => Fault::ServerError([500, 502, 503][rng.index(3)]),
+                    1 => Fault::TooManyRequests,
+                    2 => Fault::Slow(Duration::from_millis(rng.range(1000, 2000) as u64)),
+                    3 => Fault::Malformed,
+                    4 => Fault::Truncated,
+                    _ => Fault::Envelope,
+                });
+            }
+            x -= rate;
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_good_specs() {
+        let s: FaultSpec = "5xx=0.1,429=0.05,slow=0.02,malformed=0.02,truncated=0.02,envelope=0.01"
+            .parse()
+            .expect("valid");
+        assert_eq!(s.server_error, 0.1);
+        assert_eq!(s.too_many_requests, 0.05);
+        assert_eq!(s.slow, 0.02);
+        assert_eq!(s.envelope, 0.01);
+        assert_eq!(s.to_string().parse::<FaultSpec>(), Ok(s));
+        assert_eq!("".parse::<FaultSpec>(), Ok(FaultSpec::default()));
+        assert!(" 429 = 1 ".parse::<FaultSpec>().is_ok());
+        assert!(FaultSpec::default().is_none());
+    }
+
+    #[test]
+    fn rejects_bad_specs_naming_the_culprit() {
+        let err = |s: &str| s.parse::<FaultSpec>().expect_err(s).to_string();
+        assert!(err("5xx=0.1,timeout=0.2").contains("`timeout`"));
+        assert!(err("5xx=abc").contains("`abc`") && err("5xx=abc").contains("`5xx`"));
+        assert!(err("slow=1.5").contains("`1.5`"));
+        assert!(err("slow=-0.1").contains("`-0.1`"));
+        assert!(err("slow=NaN").contains("`NaN`"));
+        assert!(err("slow").contains("`slow`"));
+        assert!(err("5xx=0.6,429=0.6").contains("more than 1"));
+    }
+
+    #[test]
+    fn decisions_repeat_and_follow_rates() {
+        let spec: FaultSpec = "5xx=0.2,envelope=0.1".parse().expect("valid");
+        let a = FaultInjector::new(spec, 9);
+        let b = FaultInjector::new(spec, 9);
+        let xs: Vec<_> = (0..2000).map(|_| a.decide()).collect();
+        let ys: Vec<_> = (0..2000).map(|_| b.decide()).collect();
+        assert_eq!(xs, ys);
+        let errors = xs
+            .iter()
+            .filter(|f| matches!(f, Some(Fault::ServerError(_))))
+            .count();
+        let envelopes = xs.iter().filter(|f| **f == Some(Fault::Envelope)).count();
+        assert!((300..500).contains(&errors), "{errors}");
+        assert!((130..270).contains(&envelopes), "{envelopes}");
+        assert!(
+            FaultInjector::new(FaultSpec::default(), 1)
+                .decide()
+                .is_none()
+        );
+    }
+}
