@@ -289,7 +289,13 @@ impl Gen {
                 name: name.to_string(),
                 admin_organization_id: org_id,
                 admin_user_id: user_id,
-                jwt: jwt(self.seed, wl_id, user_id, (now - days(1)).timestamp()),
+                // Like the keys, the token depends on the seed only, not on the start date.
+                jwt: jwt(
+                    self.seed,
+                    wl_id,
+                    user_id,
+                    1_700_000_000 + (self.seed % 1_000_000) as i64,
+                ),
             });
             let mut org = self.make_org(
                 org_id,
@@ -1309,6 +1315,19 @@ mod tests {
         assert_ne!(a.digest(), c.digest());
         let d = generate(Profile::Tiny, 42, date());
         assert_ne!(a.digest(), d.digest());
+    }
+
+    #[test]
+    fn credentials_depend_on_the_seed_only() {
+        let later = date() + Duration::days(40);
+        let a = generate(Profile::Tiny, 42, date());
+        let b = generate(Profile::Tiny, 42, later);
+        assert_eq!(a.white_labels[0].jwt, b.white_labels[0].jwt);
+        assert_eq!(a.organizations[0].api_key, b.organizations[0].api_key);
+        assert_eq!(a.projects[0].api_key, b.projects[0].api_key);
+        assert_eq!(b.now - a.now, Duration::days(40));
+        let c = generate(Profile::Tiny, 43, date());
+        assert_ne!(a.white_labels[0].jwt, c.white_labels[0].jwt);
     }
 
     fn counts(w: &World) -> (usize, usize, usize) {

@@ -8,6 +8,7 @@
 
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 
+use super::render::Iso;
 use super::rng::SplitMix64;
 use super::world::{DailyMetric, Metrics, Time, User, WorldState, day_of, day_start};
 
@@ -251,19 +252,54 @@ pub(crate) fn series<'a>(ws: &'a WorldState, user: &'a User) -> Series<'a> {
     }
 }
 
-impl Serialize for Series<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl Series<'_> {
+    /// Number of records.
+    pub(crate) fn len(&self) -> usize {
         match self {
-            Series::Explicit(records) => records.serialize(serializer),
-            Series::Generated(g) => g.serialize(serializer),
+            Series::Explicit(records) => records.len(),
+            Series::Generated(g) => (g.last_day - g.first_day + 1).max(0) as usize,
         }
+    }
+
+    /// Calls `f` with each record in date order, stopping at the first error.
+    pub(crate) fn for_each<E>(
+        &self,
+        mut f: impl FnMut(&DailyMetric) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match self {
+            Series::Explicit(records) => records.iter().try_for_each(|m| f(m)),
+            Series::Generated(g) => g.for_each(f),
+        }
+    }
+
+    /// Appends the series as a JSON array. Same bytes as `serde_json` would write
+    /// (see the tests), several times faster: this is most of operation 2's body.
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
+        out.reserve(self.len() * 560 + 2);
+        out.push(b'[');
+        let mut first = true;
+        let _ = self.for_each(|m| {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            write_metric(out, m);
+            Ok::<(), ()>(())
+        });
+        out.push(b']');
     }
 }
 
-impl Serialize for Generated {
+impl Serialize for Series<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let n = (self.last_day - self.first_day + 1).max(0) as usize;
-        let mut seq = serializer.serialize_seq(Some(n))?;
+        let mut seq = serializer.serialize_seq(None)?;
+        self.for_each(|m| seq.serialize_element(m))?;
+        seq.end()
+    }
+}
+
+impl Generated {
+    fn for_each<E>(&self, mut f: impl FnMut(&DailyMetric) -> Result<(), E>) -> Result<(), E> {
         let mut sweeps = self.projects.borrow_mut();
         let (projects, users, staff) = &mut *sweeps;
         for s in [&mut *projects, &mut *users, &mut *staff] {
@@ -288,7 +324,7 @@ impl Serialize for Generated {
                 (total_users, users_added, users_deleted) = (0, 0, 0);
                 (total_staff, staff_added, staff_deleted) = (0, 0, 0);
             }
-            seq.serialize_element(&DailyMetric {
+            f(&DailyMetric {
                 date: day_start(day),
                 total_users,
                 total_staff_users: total_staff,
@@ -311,8 +347,68 @@ impl Serialize for Generated {
                 compute_time_calculated_since: self.since,
             })?;
         }
-        seq.end()
+        Ok(())
     }
+}
+
+fn push_int(out: &mut Vec<u8>, v: i64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// One record as compact JSON, in the field order of `DailyMetric`'s derived Serialize.
+fn write_metric(out: &mut Vec<u8>, m: &DailyMetric) {
+    out.extend_from_slice(b"{\"date\":\"");
+    out.extend_from_slice(&Iso::of(&m.date).bytes());
+    let ints: [(&[u8], i64); 18] = [
+        (b"\",\"totalUsers\":", m.total_users),
+        (b",\"totalStaffUsers\":", m.total_staff_users),
+        (b",\"totalProjects\":", m.total_projects),
+        (
+            b",\"totalCurrentContractCpuComputeTimeSeconds\":",
+            m.total_current_contract_cpu_compute_time_seconds,
+        ),
+        (
+            b",\"totalCurrentContractGpuComputeTimeSeconds\":",
+            m.total_current_contract_gpu_compute_time_seconds,
+        ),
+        (
+            b",\"totalCurrentContractComputeTimeSeconds\":",
+            m.total_current_contract_compute_time_seconds,
+        ),
+        (b",\"totalStorageSizeBytes\":", m.total_storage_size_bytes),
+        (b",\"usersAdded\":", m.users_added),
+        (b",\"usersDeleted\":", m.users_deleted),
+        (b",\"projectsAdded\":", m.projects_added),
+        (b",\"projectsDeleted\":", m.projects_deleted),
+        (b",\"cpuComputeTimeSeconds\":", m.cpu_compute_time_seconds),
+        (b",\"gpuComputeTimeSeconds\":", m.gpu_compute_time_seconds),
+        (b",\"computeTimeSeconds\":", m.compute_time_seconds),
+        (b",\"storageBytesAdded\":", m.storage_bytes_added),
+        (b",\"storageBytesDeleted\":", m.storage_bytes_deleted),
+        (b",\"staffUsersAdded\":", m.staff_users_added),
+        (b",\"staffUsersDeleted\":", m.staff_users_deleted),
+    ];
+    for (key, value) in ints {
+        out.extend_from_slice(key);
+        push_int(out, value);
+    }
+    out.extend_from_slice(b",\"computeTimeCalculatedSince\":\"");
+    out.extend_from_slice(&Iso::of(&m.compute_time_calculated_since).bytes());
+    out.extend_from_slice(b"\"}");
 }
 
 /// A cheap per-user fingerprint used in tests.
@@ -399,6 +495,31 @@ mod tests {
         let json = serde_json::to_value(series(&ws, dev)).expect("serializes");
         let records = json.as_array().expect("array");
         assert!(records.iter().all(|r| r["totalUsers"] == 0));
+    }
+
+    #[test]
+    fn fast_writer_matches_serde() {
+        let date = NaiveDate::from_ymd_opt(2025, 1, 31).unwrap_or_default();
+        let ws = WorldState::new(generate(Profile::Small, 8, date));
+        for user in ws.world.users.iter().take(30) {
+            let s = series(&ws, user);
+            let mut fast = Vec::new();
+            s.write_json(&mut fast);
+            let slow = serde_json::to_vec(&s).expect("serializes");
+            assert_eq!(
+                String::from_utf8_lossy(&fast),
+                String::from_utf8_lossy(&slow)
+            );
+        }
+        let mut out = Vec::new();
+        let odd = DailyMetric {
+            total_users: -5,
+            total_storage_size_bytes: i64::MAX,
+            users_added: i64::MIN,
+            ..DailyMetric::default()
+        };
+        write_metric(&mut out, &odd);
+        assert_eq!(out, serde_json::to_vec(&odd).expect("serializes"));
     }
 
     #[test]

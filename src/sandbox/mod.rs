@@ -9,6 +9,11 @@
 //! (`POST /sandbox/advance`), every response carries that clock in its `Date` header,
 //! and faults can be injected at seeded rates so runs repeat.
 //!
+//! Admin routes (outside `/v1/api`, never faulted; all but health need the white label
+//! JWT in `x-jwt-token`): `POST /sandbox/advance?days=N`, `POST /sandbox/fail?path=..&status=..`
+//! (that exact path fails persistently), `DELETE /sandbox/fail?path=..`,
+//! `POST /sandbox/remove-project?id=N`, `GET /sandbox/health` (open).
+//!
 //! Map: [`world`] (data, indices, time travel), [`generate`] (the generator),
 //! `metrics` (daily metrics computed on the fly), [`auth`] (credentials and scopes),
 //! `render` (JSON), `routes` (HTTP), [`faults`] (fault injection), [`rng`] (SplitMix64).

@@ -24,7 +24,8 @@ impl Iso {
         Iso(t.timestamp())
     }
 
-    fn write(self) -> [u8; 24] {
+    /// The 24 ASCII bytes of the timestamp.
+    pub fn bytes(self) -> [u8; 24] {
         let secs = self.0;
         let days = secs.div_euclid(86_400);
         let rem = secs.rem_euclid(86_400);
@@ -64,7 +65,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 impl Serialize for Iso {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let b = self.write();
+        let b = self.bytes();
         s.serialize_str(std::str::from_utf8(&b).unwrap_or("1970-01-01T00:00:00.000Z"))
     }
 }
@@ -696,7 +697,7 @@ struct WlUserR<'a, O: Serialize, P: Serialize, T: Serialize> {
     trials: T,
     evaluation: bool,
     ambassador: bool,
-    daily_metrics: metrics::Series<'a>,
+    // `dailyMetrics` is appended by `whitelabel_user` with the fast writer.
 }
 
 /// Operation 2.
@@ -773,7 +774,7 @@ pub fn whitelabel_user(ws: &WorldState, u: &User) -> Vec<u8> {
         success: bool,
         user: U,
     }
-    to_json(&Body {
+    let mut body = to_json(&Body {
         success: true,
         user: WlUserR {
             user: user_r(u),
@@ -784,9 +785,17 @@ pub fn whitelabel_user(ws: &WorldState, u: &User) -> Vec<u8> {
             trials,
             evaluation: u.evaluation,
             ambassador: u.ambassador,
-            daily_metrics: metrics::series(ws, u),
         },
-    })
+    });
+    // The daily metrics (most of the bytes) are written straight after the rest of
+    // the user: `...,"ambassador":false}}` becomes `...,"ambassador":false,"dailyMetrics":[...]}}`.
+    if body.ends_with(b"}}") {
+        body.truncate(body.len() - 2);
+        body.extend_from_slice(b",\"dailyMetrics\":");
+        metrics::series(ws, u).write_json(&mut body);
+        body.extend_from_slice(b"}}");
+    }
+    body
 }
 
 // ---------------------------------------------------------------------------------

@@ -856,6 +856,14 @@ async fn faults_are_injected() {
         assert_eq!(jwt.get("/sandbox/health").await.status, 200);
         sb.shutdown().await;
     }
+    // Slow: the right answer, late.
+    let sb = sandbox(Profile::Tiny, "slow=1").await;
+    let t = Instant::now();
+    let r = Client::jwt(&sb.info).get(path).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["success"], true);
+    assert!(t.elapsed() >= std::time::Duration::from_millis(1000));
+    sb.shutdown().await;
     // Same seed and spec: the same sequence of outcomes.
     let mut runs = Vec::new();
     for _ in 0..2 {
