@@ -10,5 +10,6 @@
 pub mod api;
 pub mod config;
 pub mod mirror;
+pub mod report;
 pub mod sandbox;
 pub mod sync;

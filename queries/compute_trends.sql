@@ -1,0 +1,71 @@
+-- compute_trends: compute time per user, per white label and per organization.
+-- The report's job fills calendar gaps, computes the rolling 7- and 30-day sums over
+-- the whole history, the ISO-week and calendar-month totals and the change against
+-- the previous period, then keeps the last 30 days, 13 weeks and 12 months.
+-- Parameters available: :as_of (YYYY-MM-DD), :cutoff (next midnight, exclusive).
+
+-- part: daily
+-- One row per user and day, from the users' daily metrics. Compute time is CPU time
+-- plus 3 x GPU time when the service did not send the total.
+SELECT
+    user_id,
+    day,
+    cpu_compute_time_seconds AS cpu_seconds,
+    gpu_compute_time_seconds AS gpu_seconds,
+    COALESCE(compute_time_seconds,
+             cpu_compute_time_seconds + 3 * gpu_compute_time_seconds) AS compute_seconds
+FROM daily_metrics
+WHERE day <= :as_of;
+
+-- part: users
+-- Each white label user's name and white label: the white label of the user's
+-- white label organization, else of the first of the user's organizations that has one.
+SELECT
+    u.id AS user_id,
+    u.name AS user_name,
+    COALESCE(
+        wo.whitelabel_id,
+        (SELECT MIN(uo.whitelabel_id) FROM user_organizations uo WHERE uo.user_id = u.id)
+    ) AS whitelabel_id
+FROM users u
+LEFT JOIN organizations wo ON wo.id = u.whitelabel_organization_id;
+
+-- part: whitelabels
+SELECT whitelabel_id, MAX(whitelabel_name) AS whitelabel_name
+FROM organizations
+WHERE whitelabel_id IS NOT NULL
+GROUP BY whitelabel_id;
+
+-- part: organizations
+SELECT id AS organization_id, name AS organization_name
+FROM organizations;
+
+-- part: org_events
+-- Changes of each organization's compute used (sum over its projects of
+-- project_info.compute_time_used_ms / 1000) from the mirror's history: every version
+-- of a project's info adds its value on the day it became current and takes it away
+-- on the day it was replaced or removed. A project belongs to the organization of its
+-- latest version.
+WITH
+owner AS (
+    SELECT id, owner_organization_id, MAX(valid_from) AS seen
+    FROM projects_versions
+    GROUP BY id
+),
+v AS (
+    SELECT
+        project_id,
+        compute_time_used_ms / 1000.0 AS seconds,
+        valid_from,
+        CASE WHEN removed_at IS NOT NULL AND (valid_to IS NULL OR removed_at < valid_to)
+             THEN removed_at ELSE valid_to END AS valid_until
+    FROM project_info_versions
+    WHERE compute_time_used_ms IS NOT NULL
+)
+SELECT o.owner_organization_id AS organization_id, v.valid_from AS day, v.seconds AS delta
+FROM v JOIN owner o ON o.id = v.project_id
+WHERE o.owner_organization_id IS NOT NULL
+UNION ALL
+SELECT o.owner_organization_id, v.valid_until, -v.seconds
+FROM v JOIN owner o ON o.id = v.project_id
+WHERE o.owner_organization_id IS NOT NULL AND v.valid_until < :cutoff;

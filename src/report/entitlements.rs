@@ -1,0 +1,616 @@
+//! `entitlements`: one row per (organization, metric) with usage against the
+//! organization's entitlement limit, a status, the daily rate of change and the
+//! projected date the limit will be reached.
+
+use crate::report::Ctx;
+use crate::report::cols::{add_day_texts, null_of, project, round_columns};
+use crate::report::dates::{date_of, day_of, parse_day};
+use crate::report::error::{ReportError, SqlSite, pl};
+use crate::report::frame::Kind;
+use chrono::NaiveDate;
+use polars::prelude::*;
+
+/// Output columns, in order.
+pub const COLUMNS: &[&str] = &[
+    "organization_id",
+    "organization_name",
+    "metric",
+    "unit",
+    "used",
+    "limit",
+    "pct_used",
+    "remaining",
+    "status",
+    "source",
+    "daily_rate",
+    "projected_exhaustion",
+];
+
+/// How one metric is read from the extract.
+struct Metric {
+    name: &'static str,
+    unit: &'static str,
+    /// The limit column.
+    limit: &'static str,
+    /// The regular source column and the table(s) it comes from (None: no source).
+    regular: Option<(&'static str, &'static str)>,
+    /// The developer-profile daily-metrics column (now; the `dm_prev_` twin is 30 days back).
+    daily: &'static str,
+}
+
+const METRICS: &[Metric] = &[
+    Metric {
+        name: "storage_bytes",
+        unit: "bytes",
+        limit: "limit_storage_bytes",
+        regular: Some(("storage_bytes", "datasets")),
+        daily: "storage_bytes",
+    },
+    Metric {
+        name: "compute_seconds",
+        unit: "seconds",
+        limit: "limit_compute_seconds",
+        regular: Some(("compute_seconds", "project_info+projects")),
+        daily: "compute_seconds",
+    },
+    Metric {
+        name: "gpu_compute_seconds",
+        unit: "seconds",
+        limit: "limit_gpu_compute_seconds",
+        regular: None,
+        daily: "gpu_compute_seconds",
+    },
+    Metric {
+        name: "projects",
+        unit: "count",
+        limit: "limit_projects",
+        regular: Some(("projects", "projects")),
+        daily: "projects",
+    },
+    Metric {
+        name: "users",
+        unit: "count",
+        limit: "limit_users",
+        regular: Some(("users", "organization_members")),
+        daily: "users",
+    },
+];
+
+fn needs() -> Vec<(String, Kind)> {
+    let mut out = vec![
+        ("organization_id".to_string(), Kind::Int),
+        ("organization_name".to_string(), Kind::Text),
+        ("dm_day".to_string(), Kind::Day),
+        ("dm_prev_day".to_string(), Kind::Day),
+    ];
+    for m in METRICS {
+        out.push((m.limit.to_string(), Kind::Real));
+        if let Some((col, _)) = m.regular {
+            out.push((col.to_string(), Kind::Real));
+        }
+        out.push((format!("dm_{}", m.daily), Kind::Real));
+        out.push((format!("dm_prev_{}", m.daily), Kind::Real));
+    }
+    out
+}
+
+pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
+    let report = ctx.report();
+    let needs = needs();
+    let needs: Vec<(&str, Kind)> = needs.iter().map(|(n, k)| (n.as_str(), *k)).collect();
+    let now = ctx.read("organizations", &needs)?;
+
+    // Usage of the regular sources at the start of the rate window, from the mirror as
+    // it stood then: 30 days back, or the first sync when history is shorter.
+    let base = baseline_date(ctx)?;
+    let (lf, base_days) = match base {
+        Some(date) => {
+            let then = ctx.read_as_of(date, "organizations", &needs)?;
+            let mut keep = vec![col("organization_id")];
+            for m in METRICS {
+                if let Some((c, _)) = m.regular {
+                    keep.push(col(c).alias(format!("base_{c}")));
+                }
+            }
+            let lf = now.lazy().join(
+                then.lazy().select(keep),
+                [col("organization_id")],
+                [col("organization_id")],
+                JoinArgs::new(JoinType::Left),
+            );
+            (lf, Some(ctx.today - day_of(date)))
+        }
+        None => {
+            let mut lf = now.lazy();
+            for m in METRICS {
+                if let Some((c, _)) = m.regular {
+                    lf = lf.with_column(null_of(DataType::Float64).alias(format!("base_{c}")));
+                }
+            }
+            (lf, None)
+        }
+    };
+
+    let dev = col("dm_day").is_not_null();
+    let parts: Vec<LazyFrame> = METRICS
+        .iter()
+        .enumerate()
+        .map(|(order, m)| {
+            let (regular, regular_base, source) = match m.regular {
+                Some((c, table)) => (col(c), col(format!("base_{c}")), lit(table)),
+                None => (
+                    null_of(DataType::Float64),
+                    null_of(DataType::Float64),
+                    null_of(DataType::String),
+                ),
+            };
+            let regular_days =
+                base_days.map_or_else(|| null_of(DataType::Float64), |d| lit(d as f64));
+            lf.clone().select([
+                col("organization_id"),
+                col("organization_name"),
+                lit(order as i64).alias("metric_order"),
+                lit(m.name).alias("metric"),
+                lit(m.unit).alias("unit"),
+                when(dev.clone())
+                    .then(col(format!("dm_{}", m.daily)))
+                    .otherwise(regular)
+                    .cast(DataType::Float64)
+                    .alias("used"),
+                col(m.limit).cast(DataType::Float64).alias("limit"),
+                when(dev.clone())
+                    .then(lit("daily_metrics"))
+                    .otherwise(source)
+                    .alias("source"),
+                when(dev.clone())
+                    .then(col(format!("dm_prev_{}", m.daily)))
+                    .otherwise(regular_base)
+                    .cast(DataType::Float64)
+                    .alias("used_base"),
+                when(dev.clone())
+                    .then((col("dm_day") - col("dm_prev_day")).cast(DataType::Float64))
+                    .otherwise(regular_days)
+                    .alias("rate_days"),
+            ])
+        })
+        .collect();
+
+    let t = ctx.thresholds;
+    let used = col("used");
+    let limit = col("limit");
+    let pct = col("pct_used");
+    let rate = col("daily_rate");
+    let mut df = concat(parts, UnionArgs::default())
+        .map_err(pl(report, "stacking the metrics"))?
+        .with_columns([
+            when(limit.clone().gt(lit(0.0)))
+                .then(lit(100.0) * used.clone() / limit.clone())
+                .otherwise(null_of(DataType::Float64))
+                .alias("pct_used"),
+            (limit.clone() - used.clone()).alias("remaining"),
+            when(col("rate_days").gt(lit(0.0)))
+                .then((used.clone() - col("used_base")) / col("rate_days"))
+                .otherwise(null_of(DataType::Float64))
+                .alias("daily_rate"),
+        ])
+        .with_columns([
+            when(used.clone().is_null())
+                .then(lit("no_data"))
+                .when(limit.clone().is_null())
+                .then(lit("no_limit"))
+                .when(limit.clone().lt_eq(lit(0.0)))
+                .then(
+                    when(used.clone().gt(lit(0.0)))
+                        .then(lit("exceeded"))
+                        .otherwise(lit("ok")),
+                )
+                .when(pct.clone().lt(lit(t.warning_pct)))
+                .then(lit("ok"))
+                .when(pct.clone().lt(lit(t.exceeded_pct)))
+                .then(lit("warning"))
+                .otherwise(lit("exceeded"))
+                .alias("status"),
+            when(rate.clone().gt(lit(0.0)).and(col("remaining").gt(lit(0.0))))
+                .then(lit(ctx.today as f64) + col("remaining") / rate)
+                .otherwise(null_of(DataType::Float64))
+                .alias("exhaustion_day"),
+        ])
+        .sort(
+            ["organization_id", "metric_order"],
+            SortMultipleOptions::default().with_maintain_order(true),
+        )
+        .collect()
+        .map_err(pl(report, "deriving status and rates"))?;
+    add_day_texts(report, &mut df, "exhaustion_day", "projected_exhaustion")?;
+    round_columns(
+        report,
+        &mut df,
+        &[
+            ("used", 3),
+            ("limit", 3),
+            ("remaining", 3),
+            ("pct_used", 2),
+            ("daily_rate", 3),
+        ],
+    )?;
+    project(report, &df, COLUMNS)
+}
+
+/// Start of the daily-rate window for the mirror-history sources: 30 days before
+/// T, or the day of the first finished sync when the mirror is younger. None when
+/// the mirror has no history before T.
+fn baseline_date(ctx: &Ctx<'_>) -> Result<Option<NaiveDate>, ReportError> {
+    let cutoff = crate::mirror::asof::cutoff(ctx.as_of);
+    let first: Option<String> = ctx
+        .conn
+        .query_row(
+            "SELECT MIN(observed_at) FROM sync_runs WHERE status IN ('succeeded','partial') AND observed_at < ?1",
+            [&cutoff],
+            |row| row.get(0),
+        )
+        .map_err(|source| ReportError::Query {
+            site: SqlSite::boxed(ctx.report(), "sync_runs", "first run"),
+            source,
+        })?;
+    let Some(first) = first.as_deref().and_then(parse_day) else {
+        return Ok(None);
+    };
+    let start = (ctx.today - 30).max(first);
+    Ok((start < ctx.today).then(|| date_of(start)).flatten())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::mirror::spec::*;
+    use crate::report::testkit::*;
+
+    const RUN: &str = "2025-03-31T06:00:00.000Z";
+
+    #[test]
+    fn statuses_sources_and_developer_profile() {
+        let mut m = TestMirror::new();
+        m.run(RUN, |w| {
+            // Alpha: storage 800/1000 (warning), compute 75.5/100 (ok), gpu no source
+            // (no_data), projects 2/10 (ok), users 5/4 (exceeded).
+            w.put(
+                &ORGANIZATIONS,
+                &[
+                    ("id", i(1)),
+                    ("name", t("Alpha")),
+                    ("is_developer_profile", i(0)),
+                    ("limit_total_storage", r(1000.0)),
+                    ("limit_compute_time_per_year", r(100.0)),
+                    ("limit_number_of_projects", r(10.0)),
+                    ("limit_number_of_users", r(4.0)),
+                ],
+            );
+            w.scope(
+                &DATASETS,
+                &[i(1)],
+                &[
+                    &[
+                        ("organization_id", i(1)),
+                        ("dataset", t("a")),
+                        ("total_file_size", i(500)),
+                    ],
+                    &[
+                        ("organization_id", i(1)),
+                        ("dataset", t("b")),
+                        ("total_file_size", i(300)),
+                    ],
+                ],
+            );
+            for (id, deleted) in [
+                (11, None),
+                (12, None),
+                (13, Some("2025-03-01T00:00:00.000Z")),
+            ] {
+                w.put(
+                    &PROJECTS,
+                    &[
+                        ("id", i(id)),
+                        ("owner_organization_id", i(1)),
+                        (
+                            "deleted_date",
+                            deleted.map_or(rusqlite::types::Value::Null, t),
+                        ),
+                    ],
+                );
+            }
+            w.put(
+                &PROJECT_INFO,
+                &[("project_id", i(11)), ("compute_time_used_ms", i(30_000))],
+            );
+            w.put(
+                &PROJECT_INFO,
+                &[("project_id", i(12)), ("compute_time_used_ms", i(45_500))],
+            );
+            let members: Vec<Vec<(&str, rusqlite::types::Value)>> = (101..=105)
+                .map(|u| vec![("organization_id", i(1)), ("user_id", i(u))])
+                .collect();
+            let members: Vec<&[(&str, rusqlite::types::Value)]> =
+                members.iter().map(|v| v.as_slice()).collect();
+            w.scope(&ORGANIZATION_MEMBERS, &[i(1)], &members);
+
+            // Beta: no limits; no project info (compute no_data); one member.
+            w.put(
+                &ORGANIZATIONS,
+                &[
+                    ("id", i(2)),
+                    ("name", t("Beta")),
+                    ("is_developer_profile", i(0)),
+                ],
+            );
+            w.scope(
+                &ORGANIZATION_MEMBERS,
+                &[i(2)],
+                &[&[("organization_id", i(2)), ("user_id", i(201))]],
+            );
+
+            // Dev Ω: a developer profile; its single member's daily metrics decide.
+            w.put(
+                &ORGANIZATIONS,
+                &[
+                    ("id", i(3)),
+                    ("name", t("Dev Ω")),
+                    ("is_developer_profile", i(1)),
+                    ("limit_total_storage", r(2000.0)),
+                    ("limit_compute_time_per_year", r(1000.0)),
+                    ("limit_gpu_compute_time_per_year", r(100.0)),
+                    ("limit_number_of_projects", r(5.0)),
+                ],
+            );
+            w.scope(
+                &ORGANIZATION_MEMBERS,
+                &[i(3)],
+                &[&[("organization_id", i(3)), ("user_id", i(301))]],
+            );
+            // Ignored for a developer profile: its datasets.
+            w.scope(
+                &DATASETS,
+                &[i(3)],
+                &[&[
+                    ("organization_id", i(3)),
+                    ("dataset", t("x")),
+                    ("total_file_size", i(7)),
+                ]],
+            );
+            let day = |d: &str, storage: i64, compute: i64, gpu: i64, projects: i64| {
+                vec![
+                    ("user_id", i(301)),
+                    ("day", t(d)),
+                    ("total_storage_size_bytes", i(storage)),
+                    ("total_current_contract_compute_time_seconds", i(compute)),
+                    ("total_current_contract_gpu_compute_time_seconds", i(gpu)),
+                    ("total_projects", i(projects)),
+                    ("total_users", i(0)),
+                ]
+            };
+            let days = [
+                day("2025-02-28", 900, 600, 10, 3),
+                day("2025-03-10", 1200, 900, 20, 4),
+                day("2025-03-30", 1500, 1200, 40, 5),
+            ];
+            let days: Vec<&[(&str, rusqlite::types::Value)]> =
+                days.iter().map(|v| v.as_slice()).collect();
+            w.scope(&DAILY_METRICS, &[i(301)], &days);
+
+            // Deleted before T: left out. Deleted after T: still in.
+            w.put(
+                &ORGANIZATIONS,
+                &[
+                    ("id", i(4)),
+                    ("name", t("Gone")),
+                    ("deleted_date", t("2025-03-15T10:00:00.000Z")),
+                ],
+            );
+            w.put(
+                &ORGANIZATIONS,
+                &[
+                    ("id", i(5)),
+                    ("name", t("Later")),
+                    ("deleted_date", t("2025-04-10T10:00:00.000Z")),
+                ],
+            );
+        });
+        let out = m.report("2025-03-31", &["entitlements"]);
+        let df = &out.frames["entitlements"];
+        assert_eq!(df.height(), 4 * 5, "orgs 1, 2, 3, 5 × five metrics");
+        assert!((0..df.height()).all(|r| text_of(df, r, "organization_id") != "4"));
+
+        let row =
+            |org: &str, metric: &str| find(df, &[("organization_id", org), ("metric", metric)]);
+        let check = |org: &str,
+                     metric: &str,
+                     used: Option<f64>,
+                     pct: Option<f64>,
+                     status: &str,
+                     source: Option<&str>| {
+            let r = row(org, metric);
+            assert_num(df, r, "used", used);
+            assert_num(df, r, "pct_used", pct);
+            assert_eq!(
+                txt(df, r, "status").as_deref(),
+                Some(status),
+                "{org}/{metric}"
+            );
+            assert_eq!(txt(df, r, "source").as_deref(), source, "{org}/{metric}");
+        };
+        // 500 + 300 = 800 of 1000 = 80 % → warning (80 is the first warning percent).
+        check(
+            "1",
+            "storage_bytes",
+            Some(800.0),
+            Some(80.0),
+            "warning",
+            Some("datasets"),
+        );
+        // (30 000 + 45 500) ms = 75.5 s of 100 → 75.5 % → ok.
+        check(
+            "1",
+            "compute_seconds",
+            Some(75.5),
+            Some(75.5),
+            "ok",
+            Some("project_info+projects"),
+        );
+        // No source for a regular organization's GPU time: no_data beats no_limit.
+        check("1", "gpu_compute_seconds", None, None, "no_data", None);
+        // Projects 11 and 12 (13 is deleted) = 2 of 10 → 20 % → ok.
+        check(
+            "1",
+            "projects",
+            Some(2.0),
+            Some(20.0),
+            "ok",
+            Some("projects"),
+        );
+        // 5 members of 4 → 125 % → exceeded; remaining 4 − 5 = −1.
+        check(
+            "1",
+            "users",
+            Some(5.0),
+            Some(125.0),
+            "exceeded",
+            Some("organization_members"),
+        );
+        assert_num(df, row("1", "users"), "remaining", Some(-1.0));
+        assert_num(df, row("1", "storage_bytes"), "remaining", Some(200.0));
+
+        check(
+            "2",
+            "storage_bytes",
+            Some(0.0),
+            None,
+            "no_limit",
+            Some("datasets"),
+        );
+        check(
+            "2",
+            "compute_seconds",
+            None,
+            None,
+            "no_data",
+            Some("project_info+projects"),
+        );
+        check(
+            "2",
+            "users",
+            Some(1.0),
+            None,
+            "no_limit",
+            Some("organization_members"),
+        );
+
+        // Developer profile: the record of 2025-03-30 (the latest on or before T).
+        check(
+            "3",
+            "storage_bytes",
+            Some(1500.0),
+            Some(75.0),
+            "ok",
+            Some("daily_metrics"),
+        );
+        check(
+            "3",
+            "compute_seconds",
+            Some(1200.0),
+            Some(120.0),
+            "exceeded",
+            Some("daily_metrics"),
+        );
+        check(
+            "3",
+            "gpu_compute_seconds",
+            Some(40.0),
+            Some(40.0),
+            "ok",
+            Some("daily_metrics"),
+        );
+        check(
+            "3",
+            "projects",
+            Some(5.0),
+            Some(100.0),
+            "exceeded",
+            Some("daily_metrics"),
+        );
+        check(
+            "3",
+            "users",
+            Some(0.0),
+            None,
+            "no_limit",
+            Some("daily_metrics"),
+        );
+        // Rates against the record 30 days back (2025-02-28, 30 days before 2025-03-30):
+        // storage (1500 − 900) / 30 = 20 B/day; 500 left → 25 days → 2025-04-25.
+        let r = row("3", "storage_bytes");
+        assert_num(df, r, "daily_rate", Some(20.0));
+        assert_eq!(
+            txt(df, r, "projected_exhaustion").as_deref(),
+            Some("2025-04-25")
+        );
+        // gpu (40 − 10) / 30 = 1 s/day; 60 left → 2025-05-30.
+        let r = row("3", "gpu_compute_seconds");
+        assert_num(df, r, "daily_rate", Some(1.0));
+        assert_eq!(
+            txt(df, r, "projected_exhaustion").as_deref(),
+            Some("2025-05-30")
+        );
+        // compute (1200 − 600) / 30 = 20 s/day, but nothing remains: no projection.
+        let r = row("3", "compute_seconds");
+        assert_num(df, r, "daily_rate", Some(20.0));
+        assert_eq!(txt(df, r, "projected_exhaustion"), None);
+
+        // One sync only: the mirror has no history for the regular sources' rate.
+        assert_num(df, row("1", "storage_bytes"), "daily_rate", None);
+        check(
+            "5",
+            "users",
+            Some(0.0),
+            None,
+            "no_limit",
+            Some("organization_members"),
+        );
+    }
+
+    #[test]
+    fn daily_rate_from_mirror_history() {
+        let mut m = TestMirror::new();
+        for (at, used_ms) in [
+            ("2025-03-10T06:00:00.000Z", 1_000),
+            ("2025-03-20T06:00:00.000Z", 9_000),
+        ] {
+            m.run(at, |w| {
+                w.put(
+                    &ORGANIZATIONS,
+                    &[
+                        ("id", i(1)),
+                        ("name", t("Alpha")),
+                        ("limit_compute_time_per_year", r(100.0)),
+                    ],
+                );
+                w.put(&PROJECTS, &[("id", i(7)), ("owner_organization_id", i(1))]);
+                w.put(
+                    &PROJECT_INFO,
+                    &[("project_id", i(7)), ("compute_time_used_ms", i(used_ms))],
+                );
+            });
+        }
+        let out = m.report("2025-03-20", &["entitlements"]);
+        let df = &out.frames["entitlements"];
+        let r = find(
+            df,
+            &[("organization_id", "1"), ("metric", "compute_seconds")],
+        );
+        assert_num(df, r, "used", Some(9.0));
+        // History starts 2025-03-10 (less than 30 days): (9 − 1) s / 10 days = 0.8 s/day.
+        assert_num(df, r, "daily_rate", Some(0.8));
+        // 91 s left / 0.8 = 113.75 → 114 days after 2025-03-20 = 2025-07-12.
+        assert_eq!(
+            txt(df, r, "projected_exhaustion").as_deref(),
+            Some("2025-07-12")
+        );
+    }
+}

@@ -1,0 +1,216 @@
+//! Errors of the report layer. Each variant names the report, SQL file or output
+//! file it concerns, so a message alone tells the user what to fix.
+
+use std::path::PathBuf;
+
+/// Where a query runs: the report, the SQL file (or `embedded queries/<name>.sql`)
+/// and the section of the file. Boxed in the errors that carry it, to keep
+/// `Result<_, ReportError>` small.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlSite {
+    /// The report.
+    pub report: String,
+    /// Where the SQL came from.
+    pub file: String,
+    /// The section of the file (`main` for a file without sections).
+    pub part: String,
+}
+
+impl SqlSite {
+    /// A boxed site.
+    pub fn boxed(report: &str, file: &str, part: &str) -> Box<SqlSite> {
+        Box::new(SqlSite {
+            report: report.to_string(),
+            file: file.to_string(),
+            part: part.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for SqlSite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "report {}: query {} (part {})",
+            self.report, self.file, self.part
+        )
+    }
+}
+
+/// What can go wrong building or writing reports.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The mirror could not be opened (missing, outdated, unreadable); the inner
+    /// error names the file.
+    #[error(transparent)]
+    Mirror(#[from] crate::mirror::MirrorError),
+    /// The as-of views could not be installed on the reading connection.
+    #[error("cannot read the mirror {db} as of {as_of}: {source}")]
+    AsOf {
+        /// The mirror file.
+        db: PathBuf,
+        /// The as-of date.
+        as_of: chrono::NaiveDate,
+        /// SQLite's reason.
+        source: rusqlite::Error,
+    },
+    /// A report name that is neither built in nor a custom SQL file.
+    #[error("unknown report {name:?}; valid reports: {valid}")]
+    UnknownReport {
+        /// The name asked for.
+        name: String,
+        /// Comma-separated list of the valid names.
+        valid: String,
+    },
+    /// A custom report file has the name of a built-in report.
+    #[error("custom report {path} has the name of the built-in report {name:?}; rename the file")]
+    CustomClash {
+        /// The report name.
+        name: String,
+        /// The custom SQL file.
+        path: PathBuf,
+    },
+    /// A custom report file name that cannot be used as a report (and file) name.
+    #[error(
+        "custom report {path}: the file name must be letters, digits, '_' or '-' followed by .sql"
+    )]
+    BadCustomName {
+        /// The custom SQL file.
+        path: PathBuf,
+    },
+    /// The custom reports folder exists but cannot be listed.
+    #[error("cannot list custom reports in {path}: {source}")]
+    ListCustom {
+        /// The folder.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// A SQL file (override or custom) could not be read.
+    #[error("report {report}: cannot read {path}: {source}")]
+    ReadSql {
+        /// The report.
+        report: String,
+        /// The SQL file.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// A report's SQL file lacks a section the report's job needs.
+    #[error("report {report}: {file} has no `-- part: {part}` section (the report needs it)")]
+    MissingPart {
+        /// The report.
+        report: String,
+        /// Where the SQL came from.
+        file: String,
+        /// The missing section.
+        part: String,
+    },
+    /// A query failed to prepare or run.
+    #[error("{site} failed: {source}")]
+    Query {
+        /// The report, file and section.
+        site: Box<SqlSite>,
+        /// SQLite's reason.
+        source: rusqlite::Error,
+    },
+    /// A query uses a named parameter the report layer does not provide.
+    #[error("{site} uses the parameter {param}; available: {available}")]
+    UnknownParam {
+        /// The report, file and section.
+        site: Box<SqlSite>,
+        /// The parameter as written.
+        param: String,
+        /// The parameters that are bound.
+        available: String,
+    },
+    /// A value the report needs as a number or date could not be read as one.
+    #[error("{site}: column {column} holds {value:?}, which is not {expected}")]
+    BadValue {
+        /// The report, file and section.
+        site: Box<SqlSite>,
+        /// The column.
+        column: String,
+        /// The offending value.
+        value: String,
+        /// What was expected ("a number", "a date").
+        expected: &'static str,
+    },
+    /// A column the report's job needs is missing from its query's result.
+    #[error("{site} returns no column {column:?} (the report needs it)")]
+    MissingColumn {
+        /// The report, file and section.
+        site: Box<SqlSite>,
+        /// The missing column.
+        column: String,
+    },
+    /// A polars step of a report failed.
+    #[error("report {report}: {step}: {source}")]
+    Polars {
+        /// The report.
+        report: String,
+        /// What the job was doing.
+        step: &'static str,
+        /// Polars' reason.
+        source: polars::prelude::PolarsError,
+    },
+    /// A file or folder could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// A CSV file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// The reason.
+        source: csv::Error,
+    },
+    /// A JSON file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The reason.
+        source: serde_json::Error,
+    },
+    /// Reading sync bookkeeping (which run the data came from) failed.
+    #[error("cannot read the sync runs of {db}: {source}")]
+    Runs {
+        /// The mirror file.
+        db: PathBuf,
+        /// The reason.
+        source: Box<crate::mirror::MirrorError>,
+    },
+    /// Filling a benchmark fixture failed.
+    #[error("cannot fill the fixture mirror {path}: {source}")]
+    Fixture {
+        /// The mirror file.
+        path: PathBuf,
+        /// SQLite's reason.
+        source: rusqlite::Error,
+    },
+    /// A worker thread died while building a report.
+    #[error("report {report}: the worker building it panicked")]
+    Panicked {
+        /// The report.
+        report: String,
+    },
+}
+
+/// Shorthand: wraps a polars error with the report and step it happened in.
+pub(crate) fn pl(
+    report: &str,
+    step: &'static str,
+) -> impl FnOnce(polars::prelude::PolarsError) -> ReportError {
+    let report = report.to_string();
+    move |source| ReportError::Polars {
+        report,
+        step,
+        source,
+    }
+}

@@ -1,0 +1,446 @@
+//! Writing reports: `<name>.csv`, `<name>.json` (an array of row objects with typed
+//! values) and `manifest.json`.
+//!
+//! Every file is written to a temporary name in the same folder and renamed into
+//! place, so a crash of the process never leaves a half-written report under its real
+//! name. Files are not fsynced: reports are derived data that can be rebuilt from the
+//! mirror at any time, and syncing the ~100 MB of a large run costs more than the
+//! whole computation (a power loss may lose the latest run; the manifest's checksums
+//! then tell). The SHA-256 of each file is computed while it is written (no second read).
+
+use crate::report::error::{ReportError, pl};
+use crate::report::{Format, WrittenFile};
+use polars::prelude::{DataFrame, DataType};
+use sha2::{Digest, Sha256};
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A writer that hashes and counts what passes through it.
+pub struct HashingWriter<W: Write> {
+    inner: W,
+    hasher: Sha256,
+    bytes: u64,
+}
+
+impl<W: Write> HashingWriter<W> {
+    /// Wraps a writer.
+    pub fn new(inner: W) -> Self {
+        HashingWriter {
+            inner,
+            hasher: Sha256::new(),
+            bytes: 0,
+        }
+    }
+
+    /// The inner writer, the hex SHA-256 and the byte count.
+    pub fn finish(self) -> (W, String, u64) {
+        (self.inner, hex(&self.hasher.finalize()), self.bytes)
+    }
+}
+
+impl<W: Write> Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Lower-case hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
+/// One column's values, in the form the writers need.
+enum Cells<'a> {
+    Int(Vec<Option<i64>>),
+    Float(Vec<Option<f64>>),
+    Bool(Vec<Option<bool>>),
+    Str(Vec<Option<&'a str>>),
+    Null,
+}
+
+/// Holds columns cast to a writable type (so `Cells::Str` can borrow from them).
+struct Prepared {
+    names: Vec<String>,
+    columns: Vec<polars::prelude::Series>,
+}
+
+fn prepare(report: &str, df: &DataFrame) -> Result<Prepared, ReportError> {
+    let mut names = Vec::new();
+    let mut columns = Vec::new();
+    for col in df.columns() {
+        let series = col.as_materialized_series().rechunk();
+        let target = match series.dtype() {
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => DataType::Int64,
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
+                DataType::Int64
+            }
+            DataType::Float32 | DataType::Float64 => DataType::Float64,
+            DataType::Boolean => DataType::Boolean,
+            DataType::Null => DataType::Null,
+            _ => DataType::String,
+        };
+        let series = if series.dtype() == &target {
+            series
+        } else {
+            series
+                .cast(&target)
+                .map_err(pl(report, "preparing a column for output"))?
+        };
+        names.push(col.name().to_string());
+        columns.push(series);
+    }
+    Ok(Prepared { names, columns })
+}
+
+fn cells<'a>(report: &str, prepared: &'a Prepared) -> Result<Vec<Cells<'a>>, ReportError> {
+    let err = |e| pl(report, "reading a column for output")(e);
+    prepared
+        .columns
+        .iter()
+        .map(|s| {
+            Ok(match s.dtype() {
+                DataType::Int64 => Cells::Int(s.i64().map_err(err)?.iter().collect()),
+                DataType::Float64 => Cells::Float(s.f64().map_err(err)?.iter().collect()),
+                DataType::Boolean => Cells::Bool(s.bool().map_err(err)?.iter().collect()),
+                DataType::String => Cells::Str(s.str().map_err(err)?.iter().collect()),
+                _ => Cells::Null,
+            })
+        })
+        .collect()
+}
+
+/// Writes a file through a temporary name: `body` writes the content, then the file
+/// is flushed and renamed. Returns the hex SHA-256 and the size.
+fn write_atomic<E>(
+    path: &Path,
+    body: impl FnOnce(&mut BufWriter<HashingWriter<File>>) -> Result<(), E>,
+    wrap: impl Fn(E) -> ReportError,
+) -> Result<(String, u64), ReportError> {
+    let io = |source| ReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let tmp = temp_name(path);
+    let file = File::create(&tmp).map_err(io)?;
+    let mut out = BufWriter::with_capacity(256 * 1024, HashingWriter::new(file));
+    let result = body(&mut out).map_err(wrap).and_then(|()| {
+        let hashing = out.into_inner().map_err(|e| io(e.into_error()))?;
+        let (_file, sha, bytes) = hashing.finish();
+        Ok((sha, bytes))
+    });
+    match result {
+        Ok(done) => {
+            std::fs::rename(&tmp, path).map_err(io)?;
+            Ok(done)
+        }
+        Err(e) => {
+            // Best effort: the error being reported matters more than the leftover.
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// `.name.tmp-<pid>` next to `path`.
+fn temp_name(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+/// Writes one report in one format into `dir`.
+pub fn write_report(
+    dir: &Path,
+    report: &str,
+    df: &DataFrame,
+    format: Format,
+) -> Result<WrittenFile, ReportError> {
+    let path = dir.join(format!("{report}.{}", format.extension()));
+    let prepared = prepare(report, df)?;
+    let cols = cells(report, &prepared)?;
+    let rows = df.height();
+    let (sha256, bytes) = match format {
+        Format::Csv => write_atomic(
+            &path,
+            |out| write_csv(out, &prepared.names, &cols, rows),
+            |source| ReportError::Csv {
+                path: path.clone(),
+                source,
+            },
+        )?,
+        Format::Json => write_atomic(
+            &path,
+            |out| write_json(out, &prepared.names, &cols, rows),
+            |source| ReportError::Json {
+                path: path.clone(),
+                source,
+            },
+        )?,
+        Format::Html => unreachable_html(&path)?,
+    };
+    Ok(WrittenFile {
+        report: report.to_string(),
+        format,
+        path,
+        rows,
+        bytes,
+        sha256,
+    })
+}
+
+// TODO(html): the HTML page with charts is another issue; `run` filters Html out
+// before calling here, so this only guards against a future caller.
+fn unreachable_html(path: &Path) -> Result<(String, u64), ReportError> {
+    Err(ReportError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "HTML output is not implemented yet",
+        ),
+    })
+}
+
+fn write_csv<W: Write>(
+    out: W,
+    names: &[String],
+    cols: &[Cells<'_>],
+    rows: usize,
+) -> Result<(), csv::Error> {
+    let mut w = csv::WriterBuilder::new()
+        .buffer_capacity(64 * 1024)
+        .from_writer(out);
+    w.write_record(names)?;
+    let mut field = String::new();
+    let mut digits = [0u8; 20];
+    for r in 0..rows {
+        for col in cols {
+            field.clear();
+            match col {
+                Cells::Int(v) => {
+                    if let Some(n) = v[r] {
+                        field.push_str(int_text(n, &mut digits));
+                    }
+                }
+                Cells::Float(v) => {
+                    if let Some(f) = v[r].filter(|f| f.is_finite()) {
+                        if let Some(n) = integral(f) {
+                            field.push_str(int_text(n, &mut digits));
+                        } else {
+                            let _ = write!(field, "{f}");
+                        }
+                    }
+                }
+                Cells::Bool(v) => {
+                    if let Some(b) = v[r] {
+                        field.push_str(if b { "true" } else { "false" });
+                    }
+                }
+                Cells::Str(v) => {
+                    if let Some(s) = v[r] {
+                        field.push_str(s);
+                    }
+                }
+                Cells::Null => {}
+            }
+            w.write_field(field.as_bytes())?;
+        }
+        w.write_record(None::<&[u8]>)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// A float that is a whole number (written without a fraction, as `frame::fmt_f64`).
+fn integral(f: f64) -> Option<i64> {
+    (f.fract() == 0.0 && f.abs() < 1.0e15).then_some(f as i64)
+}
+
+/// Decimal text of an integer in `buf` (formatting through `fmt` costs more than the
+/// rest of a cell's output).
+fn int_text(n: i64, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    let negative = n < 0;
+    let mut m = n.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if negative {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    std::str::from_utf8(&buf[i..]).unwrap_or("0")
+}
+
+fn write_json<W: Write>(
+    mut out: W,
+    names: &[String],
+    cols: &[Cells<'_>],
+    rows: usize,
+) -> Result<(), serde_json::Error> {
+    let keys: Vec<String> = names
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<_, _>>()?;
+    let io = serde_json::Error::io;
+    out.write_all(b"[").map_err(io)?;
+    let mut digits = [0u8; 20];
+    for r in 0..rows {
+        out.write_all(if r == 0 { b"\n{" } else { b",\n{" })
+            .map_err(io)?;
+        for (c, col) in cols.iter().enumerate() {
+            if c > 0 {
+                out.write_all(b",").map_err(io)?;
+            }
+            out.write_all(keys[c].as_bytes()).map_err(io)?;
+            out.write_all(b":").map_err(io)?;
+            match col {
+                Cells::Int(v) => match v[r] {
+                    Some(n) => out
+                        .write_all(int_text(n, &mut digits).as_bytes())
+                        .map_err(io)?,
+                    None => out.write_all(b"null").map_err(io)?,
+                },
+                Cells::Float(v) => match v[r].filter(|f| f.is_finite()) {
+                    Some(f) => match integral(f) {
+                        Some(n) => out
+                            .write_all(int_text(n, &mut digits).as_bytes())
+                            .map_err(io)?,
+                        None => serde_json::to_writer(&mut out, &f)?,
+                    },
+                    None => out.write_all(b"null").map_err(io)?,
+                },
+                Cells::Bool(v) => match v[r] {
+                    Some(b) => out
+                        .write_all(if b { b"true" } else { b"false" })
+                        .map_err(io)?,
+                    None => out.write_all(b"null").map_err(io)?,
+                },
+                Cells::Str(v) => match v[r] {
+                    Some(s) => serde_json::to_writer(&mut out, s)?,
+                    None => out.write_all(b"null").map_err(io)?,
+                },
+                Cells::Null => out.write_all(b"null").map_err(io)?,
+            }
+        }
+        out.write_all(b"}").map_err(io)?;
+    }
+    out.write_all(if rows == 0 { b"]\n" } else { b"\n]\n" })
+        .map_err(io)?;
+    out.flush().map_err(io)?;
+    Ok(())
+}
+
+/// What `manifest.json` records besides the files.
+pub struct ManifestHead<'a> {
+    /// The as-of date.
+    pub as_of: chrono::NaiveDate,
+    /// The exclusive cut-off timestamp the as-of views used.
+    pub cutoff: &'a str,
+    /// The sync run the data came from, and the server time it observed.
+    pub run: Option<(i64, String)>,
+    /// Whether personal data was pseudonymized.
+    pub redacted_pii: bool,
+    /// The thresholds the status rules used.
+    pub thresholds: &'a crate::report::Thresholds,
+}
+
+/// Writes `manifest.json` into `dir` (after every report file, so a manifest always
+/// describes complete files).
+pub fn write_manifest(
+    dir: &Path,
+    head: &ManifestHead<'_>,
+    files: &[WrittenFile],
+) -> Result<PathBuf, ReportError> {
+    use serde_json::json;
+    let path = dir.join("manifest.json");
+    let entries: Vec<serde_json::Value> = files
+        .iter()
+        .map(|f| {
+            json!({
+                "report": f.report,
+                "format": f.format.extension(),
+                "file": f.path.file_name().map(|n| n.to_string_lossy().into_owned()),
+                "rows": f.rows,
+                "bytes": f.bytes,
+                "sha256": f.sha256,
+            })
+        })
+        .collect();
+    let t = head.thresholds;
+    let manifest = json!({
+        "as_of": head.as_of.format("%Y-%m-%d").to_string(),
+        "cutoff": head.cutoff,
+        "run_id": head.run.as_ref().map(|(id, _)| *id),
+        "observed_at": head.run.as_ref().map(|(_, at)| at.clone()),
+        "generated_at": crate::mirror::now_text(),
+        "redacted_pii": head.redacted_pii,
+        "thresholds": {
+            "warning_pct": t.warning_pct,
+            "exceeded_pct": t.exceeded_pct,
+            "expiring_days": t.expiring_days,
+            "flag_pct": t.flag_pct,
+            "stale_days": t.stale_days,
+        },
+        "files": entries,
+    });
+    write_atomic(
+        &path,
+        |out| {
+            serde_json::to_writer_pretty(&mut *out, &manifest)?;
+            out.write_all(b"\n").map_err(serde_json::Error::io)
+        },
+        |source| ReportError::Json {
+            path: path.clone(),
+            source,
+        },
+    )?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_format_like_display() {
+        let mut buf = [0u8; 20];
+        for n in [
+            0,
+            7,
+            -7,
+            10,
+            1_234_567,
+            i64::MAX,
+            i64::MIN,
+            -1_000_000_000_000,
+        ] {
+            assert_eq!(int_text(n, &mut buf), n.to_string());
+        }
+        assert_eq!(integral(3.0), Some(3));
+        assert_eq!(integral(-2.0), Some(-2));
+        assert_eq!(integral(2.5), None);
+        assert_eq!(hex(&[0x00, 0xab, 0x10]), "00ab10");
+    }
+}

@@ -1,0 +1,584 @@
+//! The reports: SQL extracts over the mirror (as of a date), polars jobs for the
+//! derived columns, and CSV/JSON files with a manifest.
+//!
+//! Each built-in report is `queries/<name>.sql` (embedded in the binary; a file of the
+//! same name in the queries folder overrides it) plus a job in `src/report/<name>.rs`.
+//! Every `<queries>/custom/<name>.sql` becomes a report of its own (the query's result,
+//! exported as is). The data dictionary is `reports/README.md`.
+//!
+//! Reading: the mirror is opened read-only and the as-of views of
+//! [`crate::mirror::asof`] make every table show the state at the end of day T (UTC),
+//! so the SQL never mentions history. Reports are built on up to four threads, each
+//! with its own read-only connection (SQLite reads are single-threaded per connection).
+
+pub mod cols;
+pub mod dates;
+pub mod error;
+pub mod export;
+pub mod fixture;
+pub mod frame;
+pub mod redact;
+pub mod sql;
+pub mod summary;
+
+mod compute_trends;
+mod entitlements;
+mod project_compute;
+mod trials;
+mod usage_summary;
+
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests;
+
+pub use error::ReportError;
+pub use summary::summary;
+
+use crate::mirror::asof;
+use chrono::NaiveDate;
+use frame::Kind;
+use polars::prelude::DataFrame;
+use rusqlite::Connection;
+use rusqlite::types::Value;
+use sql::Extract;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// `<name>.csv`: a header line, then one line per row; empty field = unknown.
+    Csv,
+    /// `<name>.json`: an array of row objects; numbers as numbers, unknown as null.
+    Json,
+    /// The self-contained HTML page (TODO: another issue adds it; accepted and skipped).
+    Html,
+}
+
+impl Format {
+    /// File extension (and the name used on the command line).
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Json => "json",
+            Format::Html => "html",
+        }
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            "html" => Ok(Format::Html),
+            other => Err(format!(
+                "unknown format {other:?}; valid formats: csv, json, html"
+            )),
+        }
+    }
+}
+
+/// The thresholds of the status rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Thresholds {
+    /// `entitlements`: `warning` from this percentage of a limit (default 80).
+    pub warning_pct: f64,
+    /// `entitlements`: `exceeded` from this percentage (default 100).
+    pub exceeded_pct: f64,
+    /// `trials`: `expiring` when the expiration is at most this many days ahead (default 14).
+    pub expiring_days: i64,
+    /// `project_compute`: `flagged` from this percentage of the compute budget (default 80).
+    pub flag_pct: f64,
+    /// `usage_summary`: a project is stale when last accessed more than this many days
+    /// before the as-of date (default 90).
+    pub stale_days: i64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            warning_pct: 80.0,
+            exceeded_pct: 100.0,
+            expiring_days: 14,
+            flag_pct: 80.0,
+            stale_days: 90,
+        }
+    }
+}
+
+/// What to build and where.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// The mirror.
+    pub db: PathBuf,
+    /// Reports to build; empty = every built-in and custom report.
+    pub names: Vec<String>,
+    /// The as-of date T: reports read the mirror as it stood at the end of day T (UTC).
+    pub as_of: NaiveDate,
+    /// Formats to write; empty = CSV and JSON.
+    pub formats: Vec<Format>,
+    /// Files go to `out_root/<as_of>/`.
+    pub out_root: PathBuf,
+    /// Overrides the shipped SQL (`<dir>/<name>.sql`) and holds `custom/`. None: `./queries`
+    /// when it exists.
+    pub queries_dir: Option<PathBuf>,
+    /// Replace e-mail addresses and person names by stable pseudonyms.
+    pub redact_pii: bool,
+    /// Status thresholds.
+    pub thresholds: Thresholds,
+}
+
+impl ReportOptions {
+    /// Options with the defaults: all reports, CSV and JSON, into `./reports`.
+    pub fn new(db: impl Into<PathBuf>, as_of: NaiveDate) -> Self {
+        ReportOptions {
+            db: db.into(),
+            names: Vec::new(),
+            as_of,
+            formats: vec![Format::Csv, Format::Json],
+            out_root: PathBuf::from("reports"),
+            queries_dir: None,
+            redact_pii: false,
+            thresholds: Thresholds::default(),
+        }
+    }
+}
+
+/// One file written.
+#[derive(Debug, Clone)]
+pub struct WrittenFile {
+    /// The report it holds.
+    pub report: String,
+    /// Its format.
+    pub format: Format,
+    /// Where it is.
+    pub path: PathBuf,
+    /// Data rows.
+    pub rows: usize,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Hex SHA-256 of the content.
+    pub sha256: String,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct ReportOutcome {
+    /// `out_root/<as_of>`.
+    pub dir: PathBuf,
+    /// The as-of date.
+    pub as_of: NaiveDate,
+    /// The sync run the data came from (the latest finished run observed before the
+    /// end of the as-of day), if any.
+    pub run_id: Option<i64>,
+    /// Server time that run observed.
+    pub observed_at: Option<String>,
+    /// The report files, in report order (`manifest.json` is [`Self::manifest`]).
+    pub files: Vec<WrittenFile>,
+    /// `manifest.json`.
+    pub manifest: PathBuf,
+    /// Each report's table (pseudonymized when `redact_pii`).
+    pub frames: BTreeMap<String, DataFrame>,
+}
+
+/// The built-in reports, in the order they are built and listed.
+const BUILTIN: &[&str] = &[
+    "entitlements",
+    "trials",
+    "project_compute",
+    "compute_trends",
+    "usage_summary",
+];
+
+/// Names of the built-in reports.
+pub fn builtin_names() -> &'static [&'static str] {
+    BUILTIN
+}
+
+/// What one report job reads: the connection (with as-of views installed), the
+/// report's SQL, the as-of date and the thresholds.
+pub(crate) struct Ctx<'a> {
+    pub conn: &'a Connection,
+    pub db: &'a Path,
+    pub as_of: NaiveDate,
+    /// Day number of the as-of date.
+    pub today: i64,
+    pub thresholds: &'a Thresholds,
+    pub extract: &'a Extract,
+}
+
+impl Ctx<'_> {
+    pub fn report(&self) -> &str {
+        &self.extract.report
+    }
+
+    /// Parameters for a query as of `date`.
+    pub(crate) fn params(date: NaiveDate) -> [(&'static str, Value); 2] {
+        [
+            (":as_of", Value::Text(date.format("%Y-%m-%d").to_string())),
+            (":cutoff", Value::Text(asof::cutoff(date))),
+        ]
+    }
+
+    /// Runs a section of the report's SQL as of T.
+    pub fn read(&self, part: &str, needs: &[(&str, Kind)]) -> Result<DataFrame, ReportError> {
+        frame::read_part(
+            self.conn,
+            self.extract,
+            part,
+            &Self::params(self.as_of),
+            needs,
+        )
+    }
+
+    /// Runs a section of the report's SQL as of another date (moving the as-of views
+    /// there and back).
+    pub fn read_as_of(
+        &self,
+        date: NaiveDate,
+        part: &str,
+        needs: &[(&str, Kind)],
+    ) -> Result<DataFrame, ReportError> {
+        self.install(date)?;
+        let result = frame::read_part(self.conn, self.extract, part, &Self::params(date), needs);
+        self.install(self.as_of)?;
+        result
+    }
+
+    fn install(&self, date: NaiveDate) -> Result<(), ReportError> {
+        asof::install(self.conn, date).map_err(|source| ReportError::AsOf {
+            db: self.db.to_path_buf(),
+            as_of: date,
+            source,
+        })
+    }
+}
+
+/// One report to build.
+struct Job {
+    name: String,
+    extract: Extract,
+    custom: bool,
+}
+
+/// Builds the reports and writes their files; see [`ReportOptions`].
+pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
+    let queries_dir = opts
+        .queries_dir
+        .clone()
+        .or_else(|| Some(PathBuf::from("queries")).filter(|d| d.is_dir()));
+    let jobs = plan(opts, queries_dir.as_deref())?;
+    let formats = output_formats(&opts.formats);
+
+    let conn = open(&opts.db, opts.as_of)?;
+    let cutoff = asof::cutoff(opts.as_of);
+    let run =
+        crate::mirror::runs::latest_before(&conn, &cutoff).map_err(|source| ReportError::Runs {
+            db: opts.db.clone(),
+            source: Box::new(source),
+        })?;
+
+    let dir = opts
+        .out_root
+        .join(opts.as_of.format("%Y-%m-%d").to_string());
+    std::fs::create_dir_all(&dir).map_err(|source| ReportError::Io {
+        path: dir.clone(),
+        source,
+    })?;
+
+    let built = build_all(opts, &jobs, &formats, &dir, conn)?;
+
+    let mut files = Vec::new();
+    let mut frames = BTreeMap::new();
+    for (name, frame, written) in built {
+        files.extend(written);
+        frames.insert(name, frame);
+    }
+    let head = export::ManifestHead {
+        as_of: opts.as_of,
+        cutoff: &cutoff,
+        run: run.clone(),
+        redacted_pii: opts.redact_pii,
+        thresholds: &opts.thresholds,
+    };
+    let manifest = export::write_manifest(&dir, &head, &files)?;
+    Ok(ReportOutcome {
+        dir,
+        as_of: opts.as_of,
+        run_id: run.as_ref().map(|(id, _)| *id),
+        observed_at: run.map(|(_, at)| at),
+        files,
+        manifest,
+        frames,
+    })
+}
+
+/// Resolves the names asked for into jobs (validating them) before anything is read.
+fn plan(opts: &ReportOptions, queries_dir: Option<&Path>) -> Result<Vec<Job>, ReportError> {
+    let custom = sql::custom_reports(queries_dir)?;
+    for (name, path) in &custom {
+        if BUILTIN.contains(&name.as_str()) {
+            return Err(ReportError::CustomClash {
+                name: name.clone(),
+                path: path.clone(),
+            });
+        }
+    }
+    let all: Vec<String> = BUILTIN
+        .iter()
+        .map(|s| s.to_string())
+        .chain(custom.iter().map(|(n, _)| n.clone()))
+        .collect();
+    let mut names: Vec<String> = Vec::new();
+    let wanted = if opts.names.is_empty() {
+        &all
+    } else {
+        &opts.names
+    };
+    for name in wanted {
+        if !all.contains(name) {
+            return Err(ReportError::UnknownReport {
+                name: name.clone(),
+                valid: all.join(", "),
+            });
+        }
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            if let Some((_, path)) = custom.iter().find(|(n, _)| *n == name) {
+                Ok(Job {
+                    extract: sql::read(&name, path)?,
+                    name,
+                    custom: true,
+                })
+            } else {
+                Ok(Job {
+                    extract: sql::builtin(&name, queries_dir)?,
+                    name,
+                    custom: false,
+                })
+            }
+        })
+        .collect()
+}
+
+/// The formats to write: duplicates dropped; HTML skipped until it exists.
+fn output_formats(asked: &[Format]) -> Vec<Format> {
+    let asked = if asked.is_empty() {
+        &[Format::Csv, Format::Json][..]
+    } else {
+        asked
+    };
+    let mut out = Vec::new();
+    for f in asked {
+        if *f == Format::Html {
+            // TODO(html): another issue adds the HTML page with charts.
+            tracing::warn!("HTML output is not implemented yet; writing the other formats");
+            continue;
+        }
+        if !out.contains(f) {
+            out.push(*f);
+        }
+    }
+    out
+}
+
+/// Opens the mirror read-only with the as-of views of `as_of`.
+pub(crate) fn open(db: &Path, as_of: NaiveDate) -> Result<Connection, ReportError> {
+    let conn = crate::mirror::open_ro(db)?;
+    asof::install(&conn, as_of).map_err(|source| ReportError::AsOf {
+        db: db.to_path_buf(),
+        as_of,
+        source,
+    })?;
+    Ok(conn)
+}
+
+/// Relative cost, so the heaviest report starts first.
+fn cost(job: &Job) -> u8 {
+    match job.name.as_str() {
+        "compute_trends" => 0,
+        "usage_summary" => 1,
+        "entitlements" => 2,
+        _ => 3,
+    }
+}
+
+type Built = (String, DataFrame, Vec<WrittenFile>);
+
+/// Builds and writes every job on a few threads; results come back in job order.
+fn build_all(
+    opts: &ReportOptions,
+    jobs: &[Job],
+    formats: &[Format],
+    dir: &Path,
+    first_conn: Connection,
+) -> Result<Vec<Built>, ReportError> {
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| cost(&jobs[i]));
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 4)
+        .min(jobs.len().max(1));
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let results: Mutex<Vec<(usize, Result<Built, ReportError>)>> = Mutex::new(Vec::new());
+    let first_conn = Mutex::new(Some(first_conn));
+
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let taken = first_conn.lock().ok().and_then(|mut c| c.take());
+                let conn = match taken.map_or_else(|| open(&opts.db, opts.as_of), Ok) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        failed.store(true, Ordering::SeqCst);
+                        if let Ok(mut r) = results.lock() {
+                            r.push((usize::MAX, Err(e)));
+                        }
+                        return;
+                    }
+                };
+                loop {
+                    if failed.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let k = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(&i) = order.get(k) else { return };
+                    let job = &jobs[i];
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        build_one(opts, &conn, job, formats, dir)
+                    }))
+                    .unwrap_or_else(|_| {
+                        Err(ReportError::Panicked {
+                            report: job.name.clone(),
+                        })
+                    });
+                    if outcome.is_err() {
+                        failed.store(true, Ordering::SeqCst);
+                    }
+                    if let Ok(mut r) = results.lock() {
+                        r.push((i, outcome));
+                    }
+                }
+            });
+        }
+    });
+
+    let mut results = results
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+fn build_one(
+    opts: &ReportOptions,
+    conn: &Connection,
+    job: &Job,
+    formats: &[Format],
+    dir: &Path,
+) -> Result<Built, ReportError> {
+    let ctx = Ctx {
+        conn,
+        db: &opts.db,
+        as_of: opts.as_of,
+        today: dates::day_of(opts.as_of),
+        thresholds: &opts.thresholds,
+        extract: &job.extract,
+    };
+    let started = std::time::Instant::now();
+    let mut df = if job.custom {
+        custom(&ctx)?
+    } else {
+        match job.name.as_str() {
+            "entitlements" => entitlements::build(&ctx)?,
+            "trials" => trials::build(&ctx)?,
+            "project_compute" => project_compute::build(&ctx)?,
+            "compute_trends" => compute_trends::build(&ctx)?,
+            "usage_summary" => usage_summary::build(&ctx)?,
+            other => {
+                return Err(ReportError::UnknownReport {
+                    name: other.to_string(),
+                    valid: BUILTIN.join(", "),
+                });
+            }
+        }
+    };
+    let built = started.elapsed();
+    if opts.redact_pii {
+        df = redact::redact(&job.name, df, job.custom)?;
+    }
+    let files = write_formats(dir, &job.name, &df, formats)?;
+    tracing::debug!(
+        report = %job.name,
+        rows = df.height(),
+        built_ms = built.as_millis() as u64,
+        total_ms = started.elapsed().as_millis() as u64,
+        "report written"
+    );
+    Ok((job.name.clone(), df, files))
+}
+
+/// Writes one report in every format; big reports write their formats in parallel.
+fn write_formats(
+    dir: &Path,
+    name: &str,
+    df: &DataFrame,
+    formats: &[Format],
+) -> Result<Vec<WrittenFile>, ReportError> {
+    const PARALLEL_ABOVE: usize = 50_000;
+    if formats.len() < 2 || df.height() < PARALLEL_ABOVE {
+        return formats
+            .iter()
+            .map(|f| export::write_report(dir, name, df, *f))
+            .collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = formats
+            .iter()
+            .map(|f| scope.spawn(move || export::write_report(dir, name, df, *f)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(ReportError::Panicked {
+                        report: name.to_string(),
+                    })
+                })
+            })
+            .collect()
+    })
+}
+
+/// A custom report: its (first) statement's result, as is.
+fn custom(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
+    let (part, sql) = ctx
+        .extract
+        .parts
+        .first()
+        .ok_or_else(|| ReportError::MissingPart {
+            report: ctx.extract.report.clone(),
+            file: ctx.extract.origin.clone(),
+            part: "main".to_string(),
+        })?;
+    frame::read_sql(
+        ctx.conn,
+        ctx.extract,
+        part,
+        sql,
+        &Ctx::params(ctx.as_of),
+        &[],
+    )
+}

@@ -1,0 +1,451 @@
+//! Cross-cutting tests of the report layer: as-of rebuilds, custom reports, PII
+//! redaction, the manifest.
+
+use crate::mirror::spec::*;
+use crate::report::fixture::bench_fixture;
+use crate::report::testkit::*;
+use crate::report::{ReportError, ReportOptions, run};
+use sha2::{Digest, Sha256};
+use std::time::Instant;
+
+/// A small world touching every report: two organizations, users with e-mails and
+/// names (also inside free text), a trial, daily metrics, projects with budgets.
+fn small_world(m: &mut TestMirror) -> i64 {
+    m.run("2025-03-31T06:00:00.000Z", |w| {
+        w.put(
+            &ORGANIZATIONS,
+            &[
+                ("id", i(1)),
+                ("name", t("Org Ten")),
+                ("whitelabel_id", i(9)),
+                ("whitelabel_name", t("Nine")),
+                ("limit_number_of_users", r(1.0)),
+            ],
+        );
+        w.put(&ORGANIZATIONS, &[("id", i(2)), ("name", t("Org Two"))]);
+        for (id, name, email) in [
+            (1, "Ada Lovelace", "ada@example.com"),
+            (2, "Björk Guðmundsdóttir", "bjork@example.is"),
+        ] {
+            w.put(
+                &USERS,
+                &[
+                    ("id", i(id)),
+                    ("name", t(name)),
+                    ("email", t(email)),
+                    ("username", t(email)),
+                    ("whitelabel_organization_id", i(1)),
+                ],
+            );
+            w.scope(
+                &DAILY_METRICS,
+                &[i(id)],
+                &[&[
+                    ("user_id", i(id)),
+                    ("day", t("2025-03-30")),
+                    ("cpu_compute_time_seconds", i(100 * id)),
+                    ("gpu_compute_time_seconds", i(0)),
+                    ("compute_time_seconds", i(100 * id)),
+                ]],
+            );
+        }
+        w.scope(
+            &ORGANIZATION_MEMBERS,
+            &[i(1)],
+            &[
+                &[
+                    ("organization_id", i(1)),
+                    ("user_id", i(1)),
+                    ("name", t("Ada Lovelace")),
+                    ("email", t("ada@example.com")),
+                ],
+                &[
+                    ("organization_id", i(1)),
+                    ("user_id", i(2)),
+                    ("name", t("Björk Guðmundsdóttir")),
+                    ("email", t("bjork@example.is")),
+                ],
+            ],
+        );
+        w.scope(
+            &TRIALS,
+            &[i(1)],
+            &[&[
+                ("id", i(5)),
+                ("user_id", i(1)),
+                ("organization_id", i(1)),
+                ("expiration_date", t("2025-04-05T00:00:00.000Z")),
+                ("notes", t("call ada@example.com before it ends")),
+            ]],
+        );
+        w.put(
+            &PROJECTS,
+            &[
+                ("id", i(3)),
+                ("name", t("Sensor fusion")),
+                ("owner_organization_id", i(1)),
+                ("owner", t("Ada Lovelace")),
+            ],
+        );
+        w.put(
+            &PROJECT_INFO,
+            &[
+                ("project_id", i(3)),
+                ("compute_time_used_ms", i(9_000)),
+                ("compute_time_left_ms", i(1_000)),
+            ],
+        );
+    })
+}
+
+fn write_query(m: &TestMirror, relative: &str, sql: &str) {
+    let path = m.dir.path().join("queries").join(relative);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("queries dir");
+    std::fs::write(path, sql).expect("write sql");
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    crate::report::export::hex(&Sha256::digest(bytes))
+}
+
+#[test]
+fn report_as_of_a_past_date_reads_history() {
+    let mut m = TestMirror::new();
+    let info = |used: i64, left: i64| {
+        move |w: &Run<'_>| {
+            w.put(&PROJECTS, &[("id", i(1)), ("name", t("P1"))]);
+            w.put(
+                &PROJECT_INFO,
+                &[
+                    ("project_id", i(1)),
+                    ("compute_time_used_ms", i(used)),
+                    ("compute_time_left_ms", i(left)),
+                ],
+            );
+        }
+    };
+    let first = m.run("2025-03-10T06:00:00.000Z", info(1_000, 9_000));
+    let second = m.run("2025-03-20T06:00:00.000Z", info(9_000, 1_000));
+
+    // Before the first sync: nothing, and no run to name.
+    let out = m.report("2025-03-09", &["project_compute"]);
+    assert_eq!(out.frames["project_compute"].height(), 0);
+    assert_eq!(out.run_id, None);
+
+    // Between the syncs: the first version (1000 / 10000 = 10 %).
+    let out = m.report("2025-03-15", &["project_compute"]);
+    let df = &out.frames["project_compute"];
+    assert_num(df, 0, "pct_used", Some(10.0));
+    assert_eq!(text_of(df, 0, "flagged"), "false");
+    assert_eq!(out.run_id, Some(first));
+    assert_eq!(out.observed_at.as_deref(), Some("2025-03-10T06:00:00.000Z"));
+
+    // The day of the second sync (it ran at 06:00, before the end of the day): 90 %.
+    let out = m.report("2025-03-20", &["project_compute"]);
+    let df = &out.frames["project_compute"];
+    assert_num(df, 0, "pct_used", Some(90.0));
+    assert_eq!(text_of(df, 0, "flagged"), "true");
+    assert_eq!(out.run_id, Some(second));
+    assert!(out.dir.ends_with("2025-03-20"));
+}
+
+#[test]
+fn custom_sql_reports_and_overrides() {
+    let mut m = TestMirror::new();
+    small_world(&mut m);
+    write_query(
+        &m,
+        "custom/org_list.sql",
+        "-- organizations with an id above 1\nSELECT id, name, :as_of AS as_of, NULL AS blank\nFROM organizations WHERE id > 1 ORDER BY id;\n",
+    );
+    // An override of a shipped extract, read instead of the embedded one.
+    write_query(
+        &m,
+        "project_compute.sql",
+        "SELECT i.project_id, 'overridden' AS project_name, NULL AS organization_id, NULL AS organization_name, \
+         NULL AS period_start, NULL AS period_end, i.compute_time_used_ms AS time_used_ms, \
+         i.compute_time_left_ms AS time_left_ms, NULL AS last_accessed FROM project_info i",
+    );
+    let out = m.report("2025-03-31", &[]);
+    assert_eq!(
+        out.frames.len(),
+        6,
+        "five built-in reports and the custom one"
+    );
+    let df = &out.frames["org_list"];
+    assert_eq!(df.height(), 1);
+    assert_eq!(text_of(df, 0, "name"), "Org Two");
+    assert_eq!(text_of(df, 0, "as_of"), "2025-03-31");
+    let csv = std::fs::read_to_string(out.dir.join("org_list.csv")).expect("csv");
+    assert_eq!(csv, "id,name,as_of,blank\n2,Org Two,2025-03-31,\n");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.dir.join("org_list.json")).expect("json"))
+            .expect("parse");
+    assert_eq!(
+        json,
+        serde_json::json!([{"id": 2, "name": "Org Two", "as_of": "2025-03-31", "blank": null}])
+    );
+    let df = &out.frames["project_compute"];
+    assert_eq!(text_of(df, 0, "project_name"), "overridden");
+    assert_num(df, 0, "pct_used", Some(90.0));
+
+    // A custom report can be asked for by name; unknown names list the valid ones.
+    let out = m.report("2025-03-31", &["org_list"]);
+    assert_eq!(out.frames.len(), 1);
+    let err = run(&m.options("2025-03-31", &["nope"])).expect_err("unknown report");
+    let text = err.to_string();
+    assert!(matches!(err, ReportError::UnknownReport { .. }));
+    for name in [
+        "entitlements",
+        "trials",
+        "project_compute",
+        "compute_trends",
+        "usage_summary",
+        "org_list",
+    ] {
+        assert!(text.contains(name), "{text}");
+    }
+    // A broken custom query names its file.
+    write_query(
+        &m,
+        "custom/broken.sql",
+        "SELECT no_such_column FROM organizations",
+    );
+    let err = run(&m.options("2025-03-31", &["broken"])).expect_err("broken query");
+    assert!(err.to_string().contains("broken.sql"), "{err}");
+}
+
+#[test]
+fn redact_pii_leaves_no_email_or_person_name() {
+    let mut m = TestMirror::new();
+    small_world(&mut m);
+    write_query(
+        &m,
+        "custom/contacts.sql",
+        "SELECT id, email, name AS user_name, username FROM users ORDER BY id",
+    );
+    m.close();
+    let mut opts = m.options("2025-03-31", &[]);
+    opts.redact_pii = true;
+    let out = run(&opts).expect("run");
+    assert_eq!(out.files.len(), 12);
+    for f in &out.files {
+        let text = std::fs::read_to_string(&f.path).expect("read");
+        for secret in ["@", "Ada", "Lovelace", "Björk", "Guðmundsdóttir"] {
+            assert!(
+                !text.contains(secret),
+                "{} contains {secret:?}",
+                f.path.display()
+            );
+        }
+    }
+    // Pseudonyms are stable: the same person reads the same in every report.
+    let alias = crate::report::redact::pseudonym("Ada Lovelace");
+    let trials = std::fs::read_to_string(out.dir.join("trials.csv")).expect("trials");
+    let trends = std::fs::read_to_string(out.dir.join("compute_trends.csv")).expect("trends");
+    assert!(
+        trials.contains(&alias) && trends.contains(&alias),
+        "{alias}"
+    );
+    // Organizations are not people.
+    assert!(trials.contains("Org Ten"));
+    assert!(trends.contains("Nine"));
+}
+
+#[test]
+fn manifest_lists_every_file_with_rows_and_checksum() {
+    let mut m = TestMirror::new();
+    let run_id = small_world(&mut m);
+    let out = m.report("2025-03-31", &[]);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out.manifest).expect("manifest")).expect("parse");
+    assert_eq!(manifest["as_of"], "2025-03-31");
+    assert_eq!(manifest["run_id"], run_id);
+    assert_eq!(manifest["observed_at"], "2025-03-31T06:00:00.000Z");
+    assert!(
+        manifest["generated_at"]
+            .as_str()
+            .is_some_and(|s| s.len() == 24)
+    );
+    let files = manifest["files"].as_array().expect("files");
+    assert_eq!(files.len(), 10);
+    for entry in files {
+        let name = entry["file"].as_str().expect("file name");
+        let bytes = std::fs::read(out.dir.join(name)).expect("listed file exists");
+        assert_eq!(
+            entry["sha256"].as_str(),
+            Some(sha256_hex(&bytes).as_str()),
+            "{name}"
+        );
+        assert_eq!(entry["bytes"].as_u64(), Some(bytes.len() as u64), "{name}");
+        let rows = entry["rows"].as_u64().expect("rows");
+        if name.ends_with(".json") {
+            let parsed: serde_json::Value =
+                serde_json::from_slice(&bytes).expect("json file parses");
+            assert_eq!(
+                parsed.as_array().map(|a| a.len() as u64),
+                Some(rows),
+                "{name}"
+            );
+        } else {
+            let mut reader = csv::Reader::from_reader(bytes.as_slice());
+            assert_eq!(reader.records().count() as u64, rows, "{name}");
+        }
+    }
+    // No temporary file is left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&out.dir)
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty());
+    // Typed JSON: numbers are numbers, unknowns are null.
+    let entitlements: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.dir.join("entitlements.json")).expect("json"))
+            .expect("parse");
+    let users = entitlements
+        .as_array()
+        .and_then(|rows| {
+            rows.iter()
+                .find(|r| r["organization_id"] == 1 && r["metric"] == "users")
+        })
+        .expect("users row");
+    assert_eq!(users["used"], 2);
+    assert_eq!(users["limit"], 1);
+    assert_eq!(users["pct_used"], 200);
+    assert_eq!(users["status"], "exceeded");
+    assert!(users["daily_rate"].is_null());
+    let summary = crate::report::summary(&out);
+    assert!(summary.contains("Org Ten"), "{summary}");
+    assert!(summary.contains("Trials expiring soon: 1"), "{summary}");
+    assert!(summary.contains("Björk"), "{summary}");
+}
+
+fn fixture_options(dir: &std::path::Path, as_of: chrono::NaiveDate) -> ReportOptions {
+    let mut opts = ReportOptions::new(dir.join("mirror.db"), as_of);
+    opts.out_root = dir.join("out");
+    opts.queries_dir = Some(dir.join("queries"));
+    opts
+}
+
+#[test]
+fn fixture_mirror_builds_every_report() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let as_of = bench_fixture(&dir.path().join("mirror.db"), 12, 60, 50, 70).expect("fixture");
+    let outcome = run(&fixture_options(dir.path(), as_of)).expect("run");
+    assert_eq!(outcome.frames.len(), 5);
+    assert_eq!(outcome.files.len(), 10);
+    for f in &outcome.files {
+        assert!(f.path.is_file(), "{}", f.path.display());
+    }
+    assert!(outcome.run_id.is_some());
+    let text = crate::report::summary(&outcome);
+    assert!(text.contains("Top compute users"), "{text}");
+}
+
+/// The speed bar: all five reports over the `large`-sized mirror. Run with
+/// `cargo test --release --lib report::tests::bench_large_fixture -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn bench_large_fixture() {
+    // ORGLEDGER_BENCH_DIR keeps the fixture between runs (filled once).
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = std::env::var_os("ORGLEDGER_BENCH_DIR")
+        .map_or_else(|| tmp.path().to_path_buf(), std::path::PathBuf::from);
+    let path = dir.join("mirror.db");
+    let as_of = if path.exists() {
+        crate::report::fixture::fixture_as_of()
+    } else {
+        std::fs::create_dir_all(&dir).expect("bench dir");
+        let started = Instant::now();
+        let as_of = bench_fixture(&path, 500, 5_000, 10_000, 365).expect("fixture");
+        eprintln!("fixture filled in {:.2?}", started.elapsed());
+        as_of
+    };
+    for attempt in 1..=3 {
+        let started = Instant::now();
+        let cpu0 = cpu_seconds();
+        let outcome = run(&fixture_options(&dir, as_of)).expect("run");
+        let elapsed = started.elapsed();
+        eprintln!("cpu time {:.2}s", cpu_seconds() - cpu0);
+        let rows: Vec<String> = outcome
+            .frames
+            .iter()
+            .map(|(n, df)| format!("{n}={}", df.height()))
+            .collect();
+        eprintln!(
+            "run {attempt}: all five reports in {elapsed:.2?} ({})",
+            rows.join(", ")
+        );
+        if attempt == 1 {
+            eprintln!("{}", crate::report::summary(&outcome));
+        }
+    }
+}
+
+/// CPU time (user + system) of this process so far, in seconds (Linux).
+pub fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    let Some(rest) = stat.rsplit(')').next() else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Prints the query plan and time of every section of every shipped extract over
+/// the bench fixture (ORGLEDGER_BENCH_DIR), with the bundled SQLite.
+#[test]
+#[ignore]
+fn explain_shipped_queries() {
+    let Some(dir) = std::env::var_os("ORGLEDGER_BENCH_DIR") else {
+        return;
+    };
+    let path = std::path::PathBuf::from(dir).join("mirror.db");
+    let as_of = crate::report::fixture::fixture_as_of();
+    let conn = crate::mirror::open_ro(&path).expect("open");
+    crate::mirror::asof::install(&conn, as_of).expect("views");
+    let params = [
+        (":as_of", rusqlite::types::Value::Text("2025-06-30".into())),
+        (
+            ":cutoff",
+            rusqlite::types::Value::Text("2025-07-01T00:00:00.000Z".into()),
+        ),
+    ];
+    let only = std::env::var("ORGLEDGER_EXPLAIN").unwrap_or_default();
+    for name in crate::report::builtin_names() {
+        let extract = crate::report::sql::builtin(name, None).expect("sql");
+        for (part, sql) in &extract.parts {
+            if !only.is_empty() && !format!("{name}/{part}").contains(&only) {
+                continue;
+            }
+            let mut stmt = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .expect("explain");
+            for (i, (n, v)) in params.iter().enumerate() {
+                if let Ok(Some(idx)) = stmt.parameter_index(n) {
+                    let _ = i;
+                    stmt.raw_bind_parameter(idx, v).expect("bind");
+                }
+            }
+            let mut rows = stmt.raw_query();
+            eprintln!("== {name}/{part}");
+            while let Some(row) = rows.next().expect("row") {
+                let detail: String = row.get(3).expect("detail");
+                eprintln!("   {detail}");
+            }
+            let started = Instant::now();
+            let df = crate::report::frame::read_sql(&conn, &extract, part, sql, &params, &[])
+                .expect("read");
+            eprintln!("   -> {} rows in {:?}", df.height(), started.elapsed());
+        }
+    }
+}
