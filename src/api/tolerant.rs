@@ -9,7 +9,7 @@
 //! Everything here is a serde `Visitor`: the largest response (thousands of users
 //! with 365 daily-metrics records each) must not go through `serde_json::Value`.
 
-use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, Utc};
 use serde::de::{self, Deserializer, Unexpected, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
@@ -31,7 +31,20 @@ impl Timestamp {
     /// The text the mirror stores (`2026-01-31T10:00:00.000Z`): always UTC and always
     /// the same width, so comparing two texts orders them like the instants.
     pub fn as_text(&self) -> String {
-        self.0.to_rfc3339_opts(SecondsFormat::Millis, true)
+        // Hand-formatted: chrono's formatter re-parses its pattern on every call, and
+        // the mirror formats two timestamps per daily-metrics row.
+        use chrono::{Datelike, Timelike};
+        let t = &self.0;
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+            t.year(),
+            t.month(),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second(),
+            t.timestamp_subsec_millis().min(999)
+        )
     }
 
     /// The UTC calendar day of this instant.

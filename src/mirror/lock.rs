@@ -18,7 +18,6 @@ pub struct SyncLock {
 /// Takes the sync lock of the mirror at `db`, or says who holds it.
 // `File::try_lock` is stable since Rust 1.89, above the `rust-version` (1.85) that
 // Cargo.toml declares; raising `rust-version` is the real fix (left to Cargo.toml's owner).
-#[allow(clippy::incompatible_msrv)]
 pub fn acquire(db: &Path) -> Result<SyncLock, MirrorError> {
     use std::os::unix::fs::OpenOptionsExt;
     let path = PathBuf::from(format!("{}.lock", db.display()));

@@ -12,6 +12,7 @@ use crate::api::models::{
 use crate::api::secret::Secret;
 use crate::api::tolerant::Timestamp;
 use crate::mirror::spec::{self, TableSpec};
+use crate::mirror::table::Row;
 use rusqlite::types::Value;
 
 /// Rows destined for one table.
@@ -21,8 +22,8 @@ pub enum RowSet {
     Root {
         /// The table.
         table: &'static TableSpec,
-        /// Values in spec order.
-        row: Vec<Value>,
+        /// The row.
+        row: Row,
     },
     /// The complete list of one parent's children.
     Scope {
@@ -30,8 +31,8 @@ pub enum RowSet {
         table: &'static TableSpec,
         /// Values of the table's scope columns.
         scope: Vec<Value>,
-        /// Values in spec order.
-        rows: Vec<Vec<Value>>,
+        /// The rows.
+        rows: Vec<Row>,
     },
 }
 
@@ -46,10 +47,12 @@ pub struct DocRows {
 
 impl DocRows {
     fn root(&mut self, table: &'static TableSpec, row: Vec<Value>) {
+        let row = Row::new(row);
         self.sets.push(RowSet::Root { table, row });
     }
 
     fn scope(&mut self, table: &'static TableSpec, scope: Vec<Value>, rows: Vec<Vec<Value>>) {
+        let rows = rows.into_iter().map(Row::new).collect();
         self.sets.push(RowSet::Scope { table, scope, rows });
     }
 }
@@ -434,7 +437,7 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
         };
         metrics.push(vec![
             user_id.cell(),
-            Value::Text(date.date().format("%Y-%m-%d").to_string()),
+            Value::Text(date.as_text()[..10].to_string()),
             Some(date).cell(),
             m.total_users.cell(),
             m.total_staff_users.cell(),
@@ -687,12 +690,12 @@ mod tests {
         for set in &rows.sets {
             match set {
                 RowSet::Root { table, row } => {
-                    assert_eq!(row.len(), table.width(), "{}", table.name)
+                    assert_eq!(row.values.len(), table.width(), "{}", table.name)
                 }
                 RowSet::Scope { table, scope, rows } => {
                     assert_eq!(scope.len(), table.scope.len(), "{} scope", table.name);
                     for row in rows {
-                        assert_eq!(row.len(), table.width(), "{}", table.name);
+                        assert_eq!(row.values.len(), table.width(), "{}", table.name);
                     }
                 }
             }
@@ -811,7 +814,7 @@ mod tests {
             ..Default::default()
         };
         let row = |store| match &project_info(1, &info, store).sets[0] {
-            RowSet::Root { row, .. } => row.clone(),
+            RowSet::Root { row, .. } => row.values.clone(),
             RowSet::Scope { .. } => panic!("project_info is a root row"),
         };
         let hidden = row(false);

@@ -10,8 +10,8 @@
 use crate::mirror::spec::TableSpec;
 use rusqlite::types::Value;
 use rusqlite::{Transaction, params_from_iter};
-use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
+use xxhash_rust::xxh3::Xxh3;
 
 /// The run a write belongs to: its id and the server time it observed.
 #[derive(Debug, Clone)]
@@ -70,33 +70,58 @@ pub fn key_text(values: &[Value]) -> String {
     out
 }
 
+/// One row of a mirrored table: values in spec order and their digest.
+///
+/// The digest is computed where the row is built (on the fetch tasks, in
+/// parallel) so the single writer thread only compares it.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Values in [`TableSpec`] order.
+    pub values: Vec<Value>,
+    /// [`content_hash`] of `values`.
+    pub hash: Vec<u8>,
+}
+
+impl Row {
+    /// Wraps values and computes their digest.
+    pub fn new(values: Vec<Value>) -> Self {
+        let hash = content_hash(&values);
+        Row { values, hash }
+    }
+}
+
 /// A 16-byte digest of a row's values, type-tagged so `1` and `"1"` differ.
+///
+/// XXH3-128, not a cryptographic hash: it only answers "did this row change?"
+/// between two copies of data from the same service, where nobody gains from a
+/// collision, and it is an order of magnitude faster than SHA-256 on the hundreds
+/// of thousands of rows of a large sync.
 pub fn content_hash(values: &[Value]) -> Vec<u8> {
-    let mut hasher = Sha256::new();
+    let mut hasher = Xxh3::new();
     for value in values {
         match value {
-            Value::Null => hasher.update([0u8]),
+            Value::Null => hasher.update(&[0u8]),
             Value::Integer(n) => {
-                hasher.update([1u8]);
-                hasher.update(n.to_le_bytes());
+                hasher.update(&[1u8]);
+                hasher.update(&n.to_le_bytes());
             }
             Value::Real(f) => {
-                hasher.update([2u8]);
-                hasher.update(f.to_bits().to_le_bytes());
+                hasher.update(&[2u8]);
+                hasher.update(&f.to_bits().to_le_bytes());
             }
             Value::Text(s) => {
-                hasher.update([3u8]);
-                hasher.update((s.len() as u64).to_le_bytes());
+                hasher.update(&[3u8]);
+                hasher.update(&(s.len() as u64).to_le_bytes());
                 hasher.update(s.as_bytes());
             }
             Value::Blob(b) => {
-                hasher.update([4u8]);
-                hasher.update((b.len() as u64).to_le_bytes());
+                hasher.update(&[4u8]);
+                hasher.update(&(b.len() as u64).to_le_bytes());
                 hasher.update(b);
             }
         }
     }
-    hasher.finalize()[..16].to_vec()
+    hasher.digest128().to_le_bytes().to_vec()
 }
 
 /// SQL statements of one table, built once from its spec.
@@ -216,10 +241,10 @@ impl TableSql {
         &self,
         tx: &Transaction,
         stamp: &RunStamp,
-        row: Vec<Value>,
+        row: Row,
         existing: Option<Existing>,
     ) -> rusqlite::Result<WriteStats> {
-        let hash = content_hash(&row);
+        let Row { values: row, hash } = row;
         let key = &row[..self.spec.key.len()];
         let mut stats = WriteStats::default();
         match existing {
@@ -280,9 +305,9 @@ impl TableSql {
         &self,
         tx: &Transaction,
         stamp: &RunStamp,
-        row: Vec<Value>,
+        row: Row,
     ) -> rusqlite::Result<WriteStats> {
-        let existing = self.existing(tx, &row[..self.spec.key.len()])?;
+        let existing = self.existing(tx, &row.values[..self.spec.key.len()])?;
         self.apply(tx, stamp, row, existing)
     }
 
@@ -294,13 +319,13 @@ impl TableSql {
         tx: &Transaction,
         stamp: &RunStamp,
         scope: &[Value],
-        rows: Vec<Vec<Value>>,
+        rows: Vec<Row>,
     ) -> rusqlite::Result<WriteStats> {
         let mut current = self.scope_rows(tx, scope)?;
         let mut stats = WriteStats::default();
         for row in rows {
             let existing = current
-                .remove(&key_text(&row[..self.spec.key.len()]))
+                .remove(&key_text(&row.values[..self.spec.key.len()]))
                 .map(|(_, e)| e);
             stats.add(self.apply(tx, stamp, row, existing)?);
         }
@@ -397,14 +422,14 @@ mod tests {
         let orgs = TableSql::new(&ORGANIZATIONS);
         let tx = conn.transaction().expect("tx");
         assert_eq!(
-            orgs.upsert(&tx, &stamp(1, 1), org_row(1, "Zoë AG"))
+            orgs.upsert(&tx, &stamp(1, 1), Row::new(org_row(1, "Zoë AG")))
                 .expect("insert")
                 .inserted,
             1
         );
         // Written again in the same run with other content: overwritten, no history.
         assert_eq!(
-            orgs.upsert(&tx, &stamp(1, 1), org_row(1, "Zoë AG!"))
+            orgs.upsert(&tx, &stamp(1, 1), Row::new(org_row(1, "Zoë AG!")))
                 .expect("same run")
                 .updated,
             1
@@ -417,13 +442,13 @@ mod tests {
 
         let tx = conn.transaction().expect("tx");
         assert_eq!(
-            orgs.upsert(&tx, &stamp(2, 2), org_row(1, "Zoë AG!"))
+            orgs.upsert(&tx, &stamp(2, 2), Row::new(org_row(1, "Zoë AG!")))
                 .expect("same")
                 .unchanged,
             1
         );
         assert_eq!(
-            orgs.upsert(&tx, &stamp(2, 2), org_row(1, "Zoë GmbH"))
+            orgs.upsert(&tx, &stamp(2, 2), Row::new(org_row(1, "Zoë GmbH")))
                 .expect("change")
                 .updated,
             1
@@ -464,7 +489,10 @@ mod tests {
         let datasets = TableSql::new(&DATASETS);
         let scope = [Value::Integer(1)];
         let tx = conn.transaction().expect("tx");
-        let rows = vec![dataset_row(1, "a", 10), dataset_row(1, "b", 20)];
+        let rows = vec![
+            Row::new(dataset_row(1, "a", 10)),
+            Row::new(dataset_row(1, "b", 20)),
+        ];
         assert_eq!(
             datasets
                 .replace_scope(&tx, &stamp(1, 1), &scope, rows)
@@ -478,14 +506,19 @@ mod tests {
                 &tx,
                 &stamp(1, 1),
                 &[Value::Integer(2)],
-                vec![dataset_row(2, "a", 5)],
+                vec![Row::new(dataset_row(2, "a", 5))],
             )
             .expect("other scope");
         tx.commit().expect("commit");
 
         let tx = conn.transaction().expect("tx");
         let stats = datasets
-            .replace_scope(&tx, &stamp(2, 2), &scope, vec![dataset_row(1, "a", 10)])
+            .replace_scope(
+                &tx,
+                &stamp(2, 2),
+                &scope,
+                vec![Row::new(dataset_row(1, "a", 10))],
+            )
             .expect("second");
         assert_eq!((stats.unchanged, stats.removed), (1, 1));
         tx.commit().expect("commit");
@@ -505,7 +538,10 @@ mod tests {
         );
 
         let tx = conn.transaction().expect("tx");
-        let rows = vec![dataset_row(1, "a", 10), dataset_row(1, "b", 20)];
+        let rows = vec![
+            Row::new(dataset_row(1, "a", 10)),
+            Row::new(dataset_row(1, "b", 20)),
+        ];
         let stats = datasets
             .replace_scope(&tx, &stamp(3, 3), &scope, rows)
             .expect("back");
@@ -542,7 +578,7 @@ mod tests {
         let orgs = TableSql::new(&ORGANIZATIONS);
         let tx = conn.transaction().expect("tx");
         for id in 1..=3 {
-            orgs.upsert(&tx, &stamp(1, 1), org_row(id, "x"))
+            orgs.upsert(&tx, &stamp(1, 1), Row::new(org_row(id, "x")))
                 .expect("insert");
         }
         let seen: HashSet<String> = ["1", "3"].iter().map(|s| s.to_string()).collect();

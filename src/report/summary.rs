@@ -104,12 +104,13 @@ fn top_users(out: &mut String, df: &DataFrame) {
     // Each user's latest day row (rows are sorted by entity, then period, then start).
     let mut latest: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
     for r in 0..df.height() {
-        if kind[r] == Some("user") && period[r] == Some("day") {
-            if let Some(user) = id[r] {
-                let newer = latest.get(&user).is_none_or(|&old| start[r] > start[old]);
-                if newer {
-                    latest.insert(user, r);
-                }
+        if kind[r] == Some("user")
+            && period[r] == Some("day")
+            && let Some(user) = id[r]
+        {
+            let newer = latest.get(&user).is_none_or(|&old| start[r] > start[old]);
+            if newer {
+                latest.insert(user, r);
             }
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::mirror::runs::{self, RunStatus, RunTotals};
 use crate::mirror::spec::TableSpec;
-use crate::mirror::table::{RunStamp, TableSql};
+use crate::mirror::table::{Row, RunStamp, TableSql};
 use rusqlite::Connection;
 use rusqlite::types::Value;
 use std::path::PathBuf;
@@ -48,13 +48,13 @@ impl Run<'_> {
     /// Upserts one row of a root table.
     pub fn put(&self, spec: &'static TableSpec, values: &[(&str, Value)]) {
         TableSql::new(spec)
-            .upsert(self.tx, &self.stamp, row(spec, values))
+            .upsert(self.tx, &self.stamp, Row::new(row(spec, values)))
             .expect("upsert");
     }
 
     /// Replaces the rows of one scope (the children of one parent document).
     pub fn scope(&self, spec: &'static TableSpec, scope: &[Value], rows: &[&[(&str, Value)]]) {
-        let rows = rows.iter().map(|v| row(spec, v)).collect();
+        let rows = rows.iter().map(|v| Row::new(row(spec, v))).collect();
         TableSql::new(spec)
             .replace_scope(self.tx, &self.stamp, scope, rows)
             .expect("replace_scope");

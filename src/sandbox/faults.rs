@@ -29,14 +29,21 @@ pub struct FaultSpec {
     pub truncated: f64,
     /// Status 200 with `{"success": false, "error": "transient failure"}`.
     pub envelope: f64,
+    /// Milliseconds added to every answer (`latency=20`): a network round trip, so
+    /// benchmarks can measure a sync the way it meets a real service.
+    pub latency_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FaultSpecError {
-    #[error("unknown fault kind `{0}` (expected 5xx, 429, slow, malformed, truncated or envelope)")]
+    #[error(
+        "unknown fault kind `{0}` (expected 5xx, 429, slow, malformed, truncated, envelope or latency)"
+    )]
     UnknownKind(String),
     #[error("bad rate `{value}` for fault `{kind}` (expected a number from 0 to 1)")]
     BadRate { kind: String, value: String },
+    #[error("bad latency `{0}` (expected whole milliseconds, at most 60000)")]
+    BadLatency(String),
     #[error("`{0}` is not of the form kind=rate")]
     Syntax(String),
     #[error("fault rates add up to {0}, more than 1")]
@@ -84,6 +91,14 @@ impl FromStr for FaultSpec {
                 .split_once('=')
                 .ok_or_else(|| FaultSpecError::Syntax(item.to_string()))?;
             let (kind, value) = (kind.trim(), value.trim());
+            if kind == "latency" {
+                spec.latency_ms = value
+                    .parse()
+                    .ok()
+                    .filter(|ms| *ms <= 60_000)
+                    .ok_or_else(|| FaultSpecError::BadLatency(value.to_string()))?;
+                continue;
+            }
             let slot = spec
                 .rate_mut(kind)
                 .ok_or_else(|| FaultSpecError::UnknownKind(kind.to_string()))?;
@@ -112,6 +127,7 @@ impl fmt::Display for FaultSpec {
             .zip(self.rates())
             .filter(|(_, r)| *r > 0.0)
             .map(|(k, r)| format!("{k}={r}"))
+            .chain((self.latency_ms > 0).then(|| format!("latency={}", self.latency_ms)))
             .collect();
         f.write_str(&parts.join(","))
     }
@@ -143,6 +159,11 @@ impl FaultInjector {
             seed,
             counter: AtomicU64::new(0),
         }
+    }
+
+    /// The fixed delay added to every answer.
+    pub fn latency(&self) -> Duration {
+        Duration::from_millis(self.spec.latency_ms)
     }
 
     pub fn decide(&self) -> Option<Fault> {
@@ -197,6 +218,10 @@ mod tests {
         assert!(err("slow=-0.1").contains("`-0.1`"));
         assert!(err("slow=NaN").contains("`NaN`"));
         assert!(err("slow").contains("`slow`"));
+        assert!(err("latency=fast").contains("`fast`"));
+        let with_latency: FaultSpec = "latency=25,5xx=0.1".parse().expect("latency parses");
+        assert_eq!(with_latency.latency_ms, 25);
+        assert_eq!(with_latency.to_string(), "5xx=0.1,latency=25");
         assert!(err("5xx=0.6,429=0.6").contains("more than 1"));
     }
 

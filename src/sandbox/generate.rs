@@ -790,10 +790,10 @@ impl Gen {
         if org.is_developer_profile && r.chance(0.15) {
             // Developer-profile projects often have an outside collaborator.
             let n_users = self.world.users.len();
-            if let Some(u) = self.world.users.get(r.index(n_users)) {
-                if !p.collaborators.contains(&u.id) {
-                    p.collaborators.push(u.id);
-                }
+            if let Some(u) = self.world.users.get(r.index(n_users))
+                && !p.collaborators.contains(&u.id)
+            {
+                p.collaborators.push(u.id);
             }
         }
         age_project(&mut p, r, now);

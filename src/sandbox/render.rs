@@ -486,7 +486,7 @@ fn experiments(seed: u64, kind: u64, id: i64) -> Vec<ExperimentR> {
         .map(|(i, &(k, title, help))| ExperimentR {
             kind: k,
             title,
-            enabled: hash(&[seed, kind, id as u64, i as u64]) % 3 == 0,
+            enabled: hash(&[seed, kind, id as u64, i as u64]).is_multiple_of(3),
             show_to_user: i != 3,
             help,
         })
@@ -1204,7 +1204,8 @@ pub fn project_info(ws: &WorldState, p: &Project, impulse: Option<i64>) -> Vec<u
     let owner_name = org.map(|o| o.name.as_str()).unwrap_or("");
     let impulse_id = impulse.unwrap_or(1);
     let has_impulse = p.impulses > 0;
-    let configured = has_impulse && hash(&[seed, p.id as u64, impulse_id as u64]) % 4 != 0;
+    let configured =
+        has_impulse && !hash(&[seed, p.id as u64, impulse_id as u64]).is_multiple_of(4);
     let labels = &p.data_training.labels;
     let devices = p
         .devices

@@ -81,10 +81,10 @@ impl AppState {
     fn cached(&self, ws: &WorldState, key: CacheKey, render: impl FnOnce() -> Vec<u8>) -> Bytes {
         {
             let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((version, body)) = cache.get(&key) {
-                if *version == ws.version {
-                    return body.clone();
-                }
+            if let Some((version, body)) = cache.get(&key)
+                && *version == ws.version
+            {
+                return body.clone();
             }
         }
         let body = Bytes::from(render());
@@ -290,12 +290,12 @@ async fn project_info(
     let p = ws
         .project(project)
         .ok_or_else(|| ApiError::not_found(format!("project {project} not found")))?;
-    if let Some(i) = impulse {
-        if i > p.impulses {
-            return Err(ApiError::not_found(format!(
-                "impulse {i} not found in project {project}"
-            )));
-        }
+    if let Some(i) = impulse
+        && i > p.impulses
+    {
+        return Err(ApiError::not_found(format!(
+            "impulse {i} not found in project {project}"
+        )));
     }
     Ok(ok(render::project_info(&ws, p, impulse)))
 }
@@ -453,6 +453,10 @@ async fn inject_faults(State(s): State<Shared>, req: Request, next: Next) -> Res
         .extensions()
         .get::<axum::extract::OriginalUri>()
         .map_or_else(|| req.uri().path().to_string(), |u| u.path().to_string());
+    let latency = s.faults.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
     if let Some(status) = s.failing_status(&path) {
         return ApiError::new(status, "injected failure (/sandbox/fail)").into_response();
     }

@@ -1012,10 +1012,10 @@ async fn hammer(
                             .nth(1)
                             .and_then(|s| s.parse().ok())
                             .unwrap_or(0);
-                    } else if let Some((k, v)) = l.split_once(':') {
-                        if k.eq_ignore_ascii_case("content-length") {
-                            length = v.trim().parse().unwrap_or(0);
-                        }
+                    } else if let Some((k, v)) = l.split_once(':')
+                        && k.eq_ignore_ascii_case("content-length")
+                    {
+                        length = v.trim().parse().unwrap_or(0);
                     }
                 }
                 body.resize(length, 0);

@@ -398,7 +398,7 @@ impl World {
             if expired_at <= now {
                 // The platform marks expiry lazily: about half the expired trials get
                 // `expiredDate`, the others only have a past `expirationDate`.
-                if t.expired_date.is_none() && hash(&[seed, t.id as u64, 0xe7]) % 2 == 0 {
+                if t.expired_date.is_none() && hash(&[seed, t.id as u64, 0xe7]).is_multiple_of(2) {
                     t.expired_date = Some(t.expiration_date);
                 }
                 let deletion = expired_at + Duration::days(30);
@@ -481,7 +481,7 @@ impl World {
                     continue;
                 }
                 let h = hash(&[seed, o.id as u64, i as u64, day as u64, 0xda]);
-                if h % 3 == 0 {
+                if h.is_multiple_of(3) {
                     continue;
                 }
                 let files = 1 + (h >> 8) as i64 % 40;

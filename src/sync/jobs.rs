@@ -5,7 +5,6 @@
 use crate::api::{Client, Failure, Fetched, Operation};
 use crate::mirror::rows::{self, DocRows};
 use crate::sync::writer::Doc;
-use sha2::{Digest, Sha256};
 
 /// A document to fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,11 +78,6 @@ pub struct Done {
     pub server_time: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// 16-byte digest of a body.
-pub fn body_hash(raw: &[u8]) -> Vec<u8> {
-    Sha256::digest(raw)[..16].to_vec()
-}
-
 fn done<T>(job: Job, f: Fetched<T>, rows: DocRows, follow: FollowUps) -> Done {
     Done {
         attempts: f.attempts,
@@ -91,8 +85,7 @@ fn done<T>(job: Job, f: Fetched<T>, rows: DocRows, follow: FollowUps) -> Done {
         doc: Doc {
             operation: job.operation().name(),
             entity: job.entity(),
-            raw_hash: body_hash(&f.raw),
-            raw: f.raw,
+            raw: crate::mirror::raw::encode(&f.raw),
             rows,
         },
         follow,

@@ -166,12 +166,16 @@ pub async fn run(
         bytes,
         message: crawl.message(aborted),
     };
+    // The crawl holds a sender: it must be gone for the writer to see the end of
+    // the queue.
+    let errors = std::mem::take(&mut crawl.errors);
+    drop(crawl);
     let totals = writer.finish(ending).await?;
     Ok(SyncOutcome {
         run_id,
         status,
         totals,
-        errors: crawl.errors,
+        errors,
         elapsed: started.elapsed(),
     })
 }
@@ -347,13 +351,14 @@ impl Crawl {
     }
 
     fn record(&mut self, record: SyncErrorRecord) {
-        tracing::warn!(
-            operation = %record.operation,
-            entity = record.entity.as_deref().unwrap_or("-"),
-            status = record.http_status,
-            "{}",
-            record.message
-        );
+        let entity = record.entity.as_deref().unwrap_or("-");
+        // All failures are in `sync_errors`; only the first few are warnings, so a
+        // broken white label does not print one line per user.
+        if self.error_count < 10 {
+            tracing::warn!(operation = %record.operation, entity, status = record.http_status, "{}", record.message);
+        } else {
+            tracing::debug!(operation = %record.operation, entity, status = record.http_status, "{}", record.message);
+        }
         self.error_count += 1;
         if self.errors.len() < ERRORS_KEPT {
             self.errors.push(record);

@@ -26,10 +26,9 @@ pub struct Doc {
     pub operation: &'static str,
     /// Entity key (`raw_documents.entity`), e.g. the organization id.
     pub entity: String,
-    /// The body as received, kept so fields the models do not name survive.
-    pub raw: Vec<u8>,
-    /// Digest of `raw` (computed by the fetch task, off the writer thread).
-    pub raw_hash: Vec<u8>,
+    /// The body as received, encoded for storage (see [`crate::mirror::raw`]), kept
+    /// so fields the models do not name survive.
+    pub raw: crate::mirror::raw::Encoded,
     /// The rows it becomes.
     pub rows: DocRows,
 }
@@ -232,7 +231,7 @@ fn apply_doc(
         match set {
             RowSet::Root { table, row } => {
                 let sql = table_sql(tables, table.name)?;
-                seen.push((table.name, key_text(&row[..table.key.len()])));
+                seen.push((table.name, key_text(&row.values[..table.key.len()])));
                 stats.add(sql.upsert(tx, stamp, row)?);
             }
             RowSet::Scope { table, scope, rows } => {
@@ -268,7 +267,7 @@ fn table_sql<'a>(
 
 /// Keeps the latest body of each document; rewritten only when it changed.
 fn store_raw(tx: &Transaction, stamp: &RunStamp, doc: &Doc) -> Result<(), MirrorError> {
-    let hash = &doc.raw_hash;
+    let hash = &doc.raw.hash;
     let old: Option<Vec<u8>> = tx
         .prepare_cached(
             "SELECT content_hash FROM raw_documents WHERE operation = ?1 AND entity = ?2",
@@ -279,14 +278,15 @@ fn store_raw(tx: &Transaction, stamp: &RunStamp, doc: &Doc) -> Result<(), Mirror
         return Ok(());
     }
     tx.prepare_cached(
-        "INSERT OR REPLACE INTO raw_documents (operation, entity, content_hash, body, run_id, fetched_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT OR REPLACE INTO raw_documents (operation, entity, content_hash, encoding, body, run_id, fetched_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![
         doc.operation,
         doc.entity,
         hash,
-        String::from_utf8_lossy(&doc.raw),
+        doc.raw.encoding,
+        doc.raw.body,
         stamp.run_id,
         now_text()
     ])?;
