@@ -8,8 +8,10 @@
 //! the demo, the tests and the benchmarks. See `docs/architecture.md` for the map.
 
 pub mod api;
+pub mod cli;
 pub mod config;
 pub mod mirror;
 pub mod report;
 pub mod sandbox;
+pub mod schedule;
 pub mod sync;

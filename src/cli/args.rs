@@ -1,0 +1,383 @@
+//! Command-line definitions (clap). The handlers live next to this file, one per
+//! command; `main.rs` only parses and dispatches.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Keep an offline SQLite mirror of the organization/project information service and
+/// turn it into weekly reports (entitlements, trials, compute trends, usage).
+///
+/// Credentials come from ORGLEDGER_API_KEY / ORGLEDGER_JWT, --api-key-file /
+/// --jwt-file, or the config file; they are never printed, logged or stored.
+#[derive(Debug, Parser)]
+#[command(
+    name = "orgledger",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// The SQLite mirror.
+    #[arg(long, global = true, env = "ORGLEDGER_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// TOML config file (see docs/orgledger.example.toml).
+    #[arg(long, global = true, env = "ORGLEDGER_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// More log output (-v debug, -vv trace).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+    /// Only warnings and errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Log line format on stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the built-in sandbox API over a generated world (prints its URL and
+    /// credentials as one JSON line, then serves until Ctrl-C).
+    Sandbox(SandboxArgs),
+    /// Pull everything the credentials can see into the mirror.
+    Sync(SyncArgs),
+    /// Build reports from the mirror (never touches the network).
+    Report(ReportArgs),
+    /// Run sync and report on cron schedules until stopped.
+    Daemon(DaemonArgs),
+    /// Show the mirror's last runs, freshness, row counts and recent errors.
+    Status(StatusArgs),
+    /// Run a read-only SQL query against the mirror.
+    Query(QueryArgs),
+    /// Call one API operation and print its JSON answer.
+    Api(ApiArgs),
+    /// Manage projects through the API.
+    Project(ProjectArgs),
+    /// Start the sandbox, simulate days of syncs, and write every report.
+    Demo(DemoArgs),
+    /// Measure sync and report speed against the sandbox.
+    Bench(BenchArgs),
+}
+
+/// Where the API is and how to authenticate.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ConnArgs {
+    /// Service base URL (paths start with /v1/api).
+    #[arg(long, env = "ORGLEDGER_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// File holding the API key (must not be readable by others).
+    #[arg(long, value_name = "FILE")]
+    pub api_key_file: Option<PathBuf>,
+    /// File holding the JWT (must not be readable by others).
+    #[arg(long, value_name = "FILE")]
+    pub jwt_file: Option<PathBuf>,
+    /// API key on the command line. Works, but other users of the machine can see
+    /// it in the process list: prefer ORGLEDGER_API_KEY or --api-key-file.
+    #[arg(long, value_name = "KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Requests in flight at most [default: 8].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub concurrency: Option<u16>,
+    /// Requests per second at most [default: no cap].
+    #[arg(long, value_name = "N")]
+    pub rps: Option<f64>,
+    /// Timeout of one request, in seconds [default: 60].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+}
+
+/// `sandbox` options.
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub addr: SocketAddr,
+    /// Size of the generated world.
+    #[arg(long, value_enum, default_value_t = crate::sandbox::Profile::Small)]
+    pub profile: crate::sandbox::Profile,
+    /// Seed of the world (same seed, same world).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// World clock start date, YYYY-MM-DD [default: today, UTC].
+    #[arg(long, value_name = "DATE")]
+    pub start_date: Option<chrono::NaiveDate>,
+    /// Injected faults, e.g. "5xx=0.1,429=0.05,slow=0.02,malformed=0.02,truncated=0.02,envelope=0.01".
+    #[arg(long, value_name = "SPEC")]
+    pub faults: Option<String>,
+}
+
+/// `sync` options.
+#[derive(Debug, Args, Clone, Default)]
+pub struct SyncArgs {
+    /// Connection.
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    /// White label admin organization, for white label users, trials and daily metrics.
+    #[arg(long, value_name = "ID")]
+    pub whitelabel_org: Option<i64>,
+    /// Store project development keys in clear (default: a fingerprint only).
+    #[arg(long)]
+    pub store_secrets: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// `report` options.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReportArgs {
+    /// Reports to build [default: all, including queries/custom/*.sql].
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+    /// Build the reports as the mirror stood at the end of this day (UTC) [default: today].
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub as_of: Option<chrono::NaiveDate>,
+    /// Output formats, comma separated [default: csv,json].
+    #[arg(long, value_delimiter = ',', value_enum)]
+    pub format: Vec<ReportFormat>,
+    /// Output root; files go to <DIR>/<as-of>/ [default: reports].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Folder with the SQL extracts (overrides the built-in ones; custom/ holds extra reports).
+    #[arg(long, value_name = "DIR")]
+    pub queries: Option<PathBuf>,
+    /// Replace e-mails and person names with stable pseudonyms.
+    #[arg(long)]
+    pub redact_pii: bool,
+}
+
+/// Report output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Comma-separated values.
+    Csv,
+    /// A JSON array of row objects.
+    Json,
+    /// A self-contained page with charts.
+    Html,
+}
+
+/// `daemon` options.
+#[derive(Debug, Args, Clone, Default)]
+pub struct DaemonArgs {
+    /// Sync options.
+    #[command(flatten)]
+    pub sync: SyncArgs,
+    /// Cron expression of the sync job (seconds field allowed) [default: "0 0 5 * * *"].
+    #[arg(long, value_name = "EXPR")]
+    pub sync_cron: Option<String>,
+    /// Cron expression of the report job [default: "0 30 5 * * *"].
+    #[arg(long, value_name = "EXPR")]
+    pub report_cron: Option<String>,
+    /// Report output root [default: reports].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Report formats [default: csv,json,html].
+    #[arg(long, value_delimiter = ',', value_enum)]
+    pub format: Vec<ReportFormat>,
+}
+
+/// `status` options.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = StatusFormat::Table)]
+    pub format: StatusFormat,
+}
+
+/// `status` output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatusFormat {
+    /// Aligned text.
+    Table,
+    /// One JSON object.
+    Json,
+}
+
+/// `query` options.
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// The SQL (read-only: writes are refused by SQLite itself).
+    pub sql: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = QueryFormat::Table)]
+    pub format: QueryFormat,
+    /// Query the mirror as it stood at the end of this day (UTC).
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub as_of: Option<chrono::NaiveDate>,
+}
+
+/// `query` output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum QueryFormat {
+    /// Aligned text.
+    Table,
+    /// CSV with a header.
+    Csv,
+    /// A JSON array of row objects.
+    Json,
+}
+
+/// `api` options.
+#[derive(Debug, Args)]
+pub struct ApiArgs {
+    /// Connection.
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    /// Print secrets in the answer (development keys) instead of "[redacted]".
+    #[arg(long)]
+    pub show_secrets: bool,
+    /// The operation.
+    #[command(subcommand)]
+    pub op: ApiOp,
+}
+
+/// One operation of the API.
+#[derive(Debug, Subcommand)]
+pub enum ApiOp {
+    /// Operation 1: all information about one organization.
+    GetOrganization {
+        /// Organization id.
+        org: i64,
+    },
+    /// Operation 2: one white label user (white label admins only).
+    GetWhitelabelUser {
+        /// White label admin organization id.
+        org: i64,
+        /// User id.
+        user: i64,
+    },
+    /// Operation 3: the caller's organizations.
+    ListOrganizations,
+    /// Operation 4: a user's organizations (JWT only).
+    ListUserOrganizations {
+        /// User id.
+        user: i64,
+    },
+    /// Operation 5: active projects.
+    ListProjects,
+    /// Operation 6: full information of one project.
+    GetProjectInfo {
+        /// Project id.
+        project: i64,
+        /// Impulse id [default: the project's default impulse].
+        #[arg(long)]
+        impulse_id: Option<i64>,
+    },
+    /// Operation 7: the current user's projects.
+    ListUserProjects,
+}
+
+/// `project` options.
+#[derive(Debug, Args)]
+pub struct ProjectArgs {
+    /// The action.
+    #[command(subcommand)]
+    pub action: ProjectAction,
+}
+
+/// Project actions.
+#[derive(Debug, Subcommand)]
+pub enum ProjectAction {
+    /// Operation 8: create a project in a white label organization.
+    Create(CreateArgs),
+}
+
+/// `project create` options.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// Connection.
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    /// White label admin organization id.
+    #[arg(long, value_name = "ID")]
+    pub org: i64,
+    /// Project name.
+    #[arg(long)]
+    pub name: String,
+    /// Owner user id.
+    #[arg(
+        long,
+        value_name = "ID",
+        required_unless_present = "owner_email",
+        conflicts_with = "owner_email"
+    )]
+    pub owner_id: Option<i64>,
+    /// Owner e-mail address.
+    #[arg(long, value_name = "EMAIL")]
+    pub owner_email: Option<String>,
+    /// Who can see the project.
+    #[arg(long, value_enum)]
+    pub visibility: Option<Visibility>,
+    /// Print the new project's API key (default: only its fingerprint).
+    #[arg(long)]
+    pub show_secrets: bool,
+}
+
+/// Project visibility.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Visibility {
+    /// Viewable by anyone, editable by collaborators.
+    Public,
+    /// Viewable and editable by collaborators only.
+    Private,
+}
+
+/// `demo` options.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Simulated days (one sync per day).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(0..=400))]
+    pub days: u32,
+    /// Report output root.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub out: PathBuf,
+    /// Size of the sandbox world.
+    #[arg(long, value_enum, default_value_t = crate::sandbox::Profile::Small)]
+    pub profile: crate::sandbox::Profile,
+    /// Seed of the world.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// `bench` options.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// What to measure.
+    #[arg(value_enum, default_value_t = BenchTarget::All)]
+    pub target: BenchTarget,
+    /// Size of the sandbox world.
+    #[arg(long, value_enum, default_value_t = crate::sandbox::Profile::Medium)]
+    pub profile: crate::sandbox::Profile,
+    /// Requests in flight (sync and baseline alike).
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: u16,
+    /// Simulated network latency added by the sandbox to each answer, in ms.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+}
+
+/// What `bench` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchTarget {
+    /// Sync against a plain parallel download of the same URLs.
+    Sync,
+    /// All built-in reports over the synced mirror.
+    Report,
+    /// Both.
+    All,
+}

@@ -1,0 +1,304 @@
+//! `orgledger bench`: the speed and memory bars of the design, measured.
+//!
+//! The sandbox runs as a separate process (so its memory and CPU are not counted
+//! as the worker's). Sync: a full sync into a new mirror, then a plain parallel
+//! download of exactly the URLs that sync fetched, at the same concurrency (the
+//! baseline), then a re-sync of the unchanged world (must write no row). Report:
+//! every built-in report over that mirror. Figures go to stdout, one per line, and
+//! as one JSON object at the end.
+
+use crate::api::Client;
+use crate::api::client::{ClientConfig, Credentials, JWT_HEADER};
+use crate::api::operation as op;
+use crate::api::secret::Secret;
+use crate::cli::Exit;
+use crate::cli::args::{BenchArgs, BenchTarget};
+use crate::report::{self, Format, ReportOptions, Thresholds};
+use crate::sync::{self, SyncOptions};
+use anyhow::{Context, Result, bail};
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The sandbox child process; killed when dropped.
+struct SandboxProcess {
+    child: Child,
+    url: String,
+    jwt: String,
+    whitelabel_org: i64,
+}
+
+impl Drop for SandboxProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn_sandbox(args: &BenchArgs) -> Result<SandboxProcess> {
+    let exe = std::env::current_exe().context("cannot find the orgledger executable")?;
+    let profile = format!("{:?}", args.profile).to_lowercase();
+    let mut command = Command::new(exe);
+    command.args(["-q", "sandbox", "--profile", &profile, "--seed", "7"]);
+    if args.latency_ms > 0 {
+        command.args(["--faults", &format!("latency={}", args.latency_ms)]);
+    }
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("cannot start the sandbox process")?;
+    let stdout = child.stdout.take().context("sandbox stdout")?;
+    let mut line = String::new();
+    std::io::BufReader::new(stdout).read_line(&mut line)?;
+    let info: serde_json::Value =
+        serde_json::from_str(&line).with_context(|| format!("sandbox said {line:?}"))?;
+    let text = |k: &str| info.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    Ok(SandboxProcess {
+        url: text("url").context("sandbox url")?,
+        jwt: text("jwt").context("sandbox jwt")?,
+        whitelabel_org: info
+            .get("whitelabelOrganizationId")
+            .and_then(|v| v.as_i64())
+            .context("sandbox whitelabelOrganizationId")?,
+        child,
+    })
+}
+
+/// CPU seconds (user + system) of this process so far. USER_HZ is 100 on Linux.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return f64::NAN;
+    };
+    // Fields after the command name (which may hold spaces) start after ") ".
+    let fields: Vec<&str> = stat
+        .rsplit_once(") ")
+        .map_or(vec![], |(_, rest)| rest.split(' ').collect());
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    (tick(11) + tick(12)) / 100.0
+}
+
+/// Peak resident memory of this process in MB (VmHWM).
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Resets the peak-RSS counter so the next reading covers only what follows.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The URLs a sync fetched, rebuilt from what it stored.
+fn synced_urls(db: &std::path::Path, wl: i64) -> Result<Vec<String>> {
+    let conn = crate::mirror::open_ro(db)?;
+    let ids = |sql: &str| -> Result<Vec<i64>> {
+        let mut stmt = conn.prepare(sql)?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<Result<Vec<i64>, _>>()?)
+    };
+    let mut urls = vec![
+        op::ORGANIZATIONS_PATH.to_string(),
+        op::PROJECTS_PATH.to_string(),
+        op::USER_PROJECTS_PATH.to_string(),
+    ];
+    urls.extend(
+        ids("SELECT id FROM organizations")?
+            .into_iter()
+            .map(op::organization_path),
+    );
+    for user in ids("SELECT DISTINCT user_id FROM organization_members")? {
+        urls.push(op::whitelabel_user_path(wl, user));
+        urls.push(op::user_organizations_path(user));
+    }
+    urls.extend(
+        ids("SELECT project_id FROM project_info")?
+            .into_iter()
+            .map(|p| op::project_info_path(p, None)),
+    );
+    Ok(urls)
+}
+
+/// Fetches every URL at `concurrency`, reading and discarding bodies. Returns
+/// (seconds, bytes).
+async fn baseline(
+    base: &str,
+    jwt: &str,
+    urls: Vec<String>,
+    concurrency: usize,
+) -> Result<(f64, u64)> {
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(concurrency)
+        .build()?;
+    let queue = Arc::new(tokio::sync::Mutex::new(urls));
+    let started = Instant::now();
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..concurrency {
+        let (http, queue, base, jwt) = (
+            http.clone(),
+            queue.clone(),
+            base.to_string(),
+            jwt.to_string(),
+        );
+        workers.spawn(async move {
+            let mut bytes = 0u64;
+            loop {
+                let Some(path) = queue.lock().await.pop() else {
+                    break;
+                };
+                let body = http
+                    .get(format!("{base}{path}"))
+                    .header(JWT_HEADER, &jwt)
+                    .send()
+                    .await?
+                    .bytes()
+                    .await?;
+                bytes += body.len() as u64;
+            }
+            Ok::<u64, reqwest::Error>(bytes)
+        });
+    }
+    let mut total = 0;
+    while let Some(done) = workers.join_next().await {
+        total += done??;
+    }
+    Ok((started.elapsed().as_secs_f64(), total))
+}
+
+/// Runs the command.
+pub async fn run(args: &BenchArgs) -> Result<Exit> {
+    let sandbox = spawn_sandbox(args)?;
+    let dir = ScratchDir::new()?;
+    let db = dir.path().join("bench.db");
+    let concurrency = usize::from(args.concurrency.max(1));
+    let creds = Credentials {
+        api_key: None,
+        jwt: Some(Secret::new(sandbox.jwt.clone())),
+    };
+    let mut cfg = ClientConfig::new(sandbox.url.clone(), creds);
+    cfg.concurrency = concurrency;
+    let client = Client::new(cfg)?;
+    let opts = SyncOptions {
+        db: db.clone(),
+        whitelabel_org: Some(sandbox.whitelabel_org),
+        has_jwt: true,
+        store_secrets: false,
+        progress: false,
+    };
+    let mut figures = serde_json::Map::new();
+    figures.insert(
+        "profile".into(),
+        format!("{:?}", args.profile).to_lowercase().into(),
+    );
+    figures.insert("concurrency".into(), concurrency.into());
+    // The report benchmark reads the mirror this sync builds, so the sync always runs.
+    reset_peak_rss();
+    let cpu0 = cpu_seconds();
+    let outcome = sync::run(&client, &opts, None).await?;
+    let cpu = cpu_seconds() - cpu0;
+    let peak = peak_rss_mb();
+    if outcome.totals.errors > 0 {
+        bail!("the benchmark sync had errors: {}", outcome.summary_line());
+    }
+    if args.target != BenchTarget::Report {
+        let sync_s = outcome.elapsed.as_secs_f64();
+        let mb = outcome.totals.bytes as f64 / 1e6;
+        let urls = synced_urls(&db, sandbox.whitelabel_org)?;
+        let (base_s, base_bytes) = baseline(&sandbox.url, &sandbox.jwt, urls, concurrency).await?;
+        let again = sync::run(&client, &opts, None).await?;
+        let rewritten =
+            again.totals.rows.inserted + again.totals.rows.updated + again.totals.rows.removed;
+        println!("{}", outcome.summary_line());
+        println!(
+            "sync: {sync_s:.2} s; baseline download of the same {} requests: {base_s:.2} s ({:.1} MB); ratio {:.2} (target <= 1.3)",
+            outcome.totals.requests,
+            base_bytes as f64 / 1e6,
+            sync_s / base_s
+        );
+        println!(
+            "worker CPU: {cpu:.2} s for {mb:.1} MB = {:.2} s per 100 MB (target < 1)",
+            cpu / mb * 100.0
+        );
+        println!("worker peak memory: {peak:.0} MB (target < 200)");
+        println!(
+            "re-sync of the unchanged world: {:.2} s, rows rewritten: {rewritten} (target 0)",
+            again.elapsed.as_secs_f64()
+        );
+        for (k, v) in [
+            ("sync_seconds", sync_s),
+            ("baseline_seconds", base_s),
+            ("ratio", sync_s / base_s),
+            ("megabytes", mb),
+            ("cpu_seconds", cpu),
+            ("cpu_seconds_per_100mb", cpu / mb * 100.0),
+            ("peak_rss_mb", peak),
+            ("resync_seconds", again.elapsed.as_secs_f64()),
+        ] {
+            figures.insert(k.into(), serde_json::json!((v * 100.0).round() / 100.0));
+        }
+        figures.insert("resync_rows_rewritten".into(), rewritten.into());
+    }
+    if args.target != BenchTarget::Sync {
+        let out = dir.path().join("reports");
+        let opts = ReportOptions {
+            db: db.clone(),
+            names: Vec::new(),
+            as_of: chrono::Utc::now().date_naive(),
+            formats: vec![Format::Csv, Format::Json],
+            out_root: out,
+            queries_dir: None,
+            redact_pii: false,
+            thresholds: Thresholds::default(),
+        };
+        let started = Instant::now();
+        let outcome = tokio::task::spawn_blocking(move || report::run(&opts)).await??;
+        let secs = started.elapsed().as_secs_f64();
+        let rows: usize = outcome.files.iter().map(|f| f.rows).sum();
+        println!(
+            "reports: {secs:.2} s for {} files, {rows} rows (target < 2 s)",
+            outcome.files.len()
+        );
+        figures.insert(
+            "report_seconds".into(),
+            serde_json::json!((secs * 100.0).round() / 100.0),
+        );
+    }
+    println!("{}", serde_json::Value::Object(figures));
+    drop(sandbox);
+    Ok(Exit::Ok)
+}
+
+/// A scratch folder under the system temp dir, removed when dropped.
+struct ScratchDir(std::path::PathBuf);
+
+impl ScratchDir {
+    fn new() -> Result<Self> {
+        let path = std::env::temp_dir().join(format!("orgledger-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(ScratchDir(path))
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

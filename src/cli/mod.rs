@@ -1,0 +1,53 @@
+//! The command line: definitions in [`args`], one handler module per command.
+//! Handlers return an exit status; errors carry context for the user (anyhow).
+
+pub mod api_cmd;
+pub mod args;
+pub mod bench_cmd;
+pub mod daemon_cmd;
+pub mod demo_cmd;
+pub mod logging;
+pub mod query_cmd;
+pub mod report_cmd;
+pub mod sandbox_cmd;
+pub mod settings;
+pub mod status_cmd;
+pub mod sync_cmd;
+pub mod table;
+
+use anyhow::Result;
+use args::{Cli, Command, ProjectAction};
+use settings::Settings;
+
+/// Process exit status of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything worked.
+    Ok = 0,
+    /// The command failed.
+    Failure = 1,
+    /// A sync stored what it could but some entities failed.
+    Partial = 3,
+}
+
+/// Runs the parsed command.
+pub async fn run(cli: Cli) -> Result<Exit> {
+    let settings = Settings::from_cli(&cli)?;
+    match cli.command {
+        Command::Sandbox(args) => sandbox_cmd::run(args).await,
+        Command::Sync(args) => sync_cmd::run(&settings, &args).await,
+        Command::Status(args) => status_cmd::run(&settings, &args),
+        Command::Query(args) => query_cmd::run(&settings, &args),
+        Command::Api(args) => api_cmd::run(&settings, &args).await,
+        Command::Project(args) => match args.action {
+            ProjectAction::Create(create) => api_cmd::create_project(&settings, &create).await,
+        },
+        Command::Report(args) => {
+            let settings = settings.clone();
+            tokio::task::spawn_blocking(move || report_cmd::run(&settings, &args)).await?
+        }
+        Command::Daemon(args) => daemon_cmd::run(&settings, &args).await,
+        Command::Demo(args) => demo_cmd::run(&settings, &args).await,
+        Command::Bench(args) => bench_cmd::run(&args).await,
+    }
+}

@@ -1,0 +1,86 @@
+//! `orgledger report`: build reports from the mirror (offline).
+
+use crate::cli::Exit;
+use crate::cli::args::{ReportArgs, ReportFormat};
+use crate::cli::settings::Settings;
+use crate::report::{self, Format, ReportOptions, Thresholds};
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+
+/// Default output root.
+pub const DEFAULT_OUT: &str = "reports";
+
+/// Maps CLI formats to report formats.
+pub fn formats(
+    chosen: &[ReportFormat],
+    config: Option<&Vec<String>>,
+    default: &[Format],
+) -> Result<Vec<Format>> {
+    if !chosen.is_empty() {
+        return Ok(chosen
+            .iter()
+            .map(|f| match f {
+                ReportFormat::Csv => Format::Csv,
+                ReportFormat::Json => Format::Json,
+                ReportFormat::Html => Format::Html,
+            })
+            .collect());
+    }
+    match config {
+        Some(names) => names
+            .iter()
+            .map(|n| match n.as_str() {
+                "csv" => Ok(Format::Csv),
+                "json" => Ok(Format::Json),
+                "html" => Ok(Format::Html),
+                other => {
+                    bail!("config [report] formats: unknown format {other:?} (csv, json, html)")
+                }
+            })
+            .collect(),
+        None => Ok(default.to_vec()),
+    }
+}
+
+/// Report options from flags and config.
+pub fn options(settings: &Settings, args: &ReportArgs) -> Result<ReportOptions> {
+    let cfg = &settings.config.report;
+    Ok(ReportOptions {
+        db: settings.db.clone(),
+        names: args.names.clone(),
+        as_of: args
+            .as_of
+            .unwrap_or_else(|| chrono::Utc::now().date_naive()),
+        formats: formats(
+            &args.format,
+            cfg.formats.as_ref(),
+            &[Format::Csv, Format::Json],
+        )?,
+        out_root: args
+            .out
+            .clone()
+            .or_else(|| cfg.out.clone())
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_OUT)),
+        queries_dir: args.queries.clone().or_else(|| cfg.queries.clone()),
+        redact_pii: args.redact_pii || cfg.redact_pii.unwrap_or(false),
+        thresholds: Thresholds::default(),
+    })
+}
+
+/// Runs the command.
+pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
+    let opts = options(settings, args)?;
+    let outcome = report::run(&opts)?;
+    for file in &outcome.files {
+        println!("{:>8} rows  {}", file.rows, file.path.display());
+    }
+    println!(
+        "reports as of {} (sync run {}) in {}",
+        outcome.as_of,
+        outcome
+            .run_id
+            .map_or("none".to_string(), |id| id.to_string()),
+        outcome.dir.display()
+    );
+    Ok(Exit::Ok)
+}

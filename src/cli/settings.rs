@@ -1,0 +1,114 @@
+//! Resolving what a command runs with: flags first, then environment, then the
+//! config file, then defaults. Credentials are resolved here and only here.
+
+use crate::api::client::{ClientConfig, Credentials};
+use crate::api::secret::Secret;
+use crate::cli::args::{Cli, ConnArgs};
+use crate::config::{Config, read_secret_file};
+use anyhow::{Context, Result, bail};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Environment variable with the API key.
+pub const ENV_API_KEY: &str = "ORGLEDGER_API_KEY";
+/// Environment variable with the JWT.
+pub const ENV_JWT: &str = "ORGLEDGER_JWT";
+/// Default mirror path.
+pub const DEFAULT_DB: &str = "orgledger.db";
+
+/// Global settings shared by every command.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The mirror.
+    pub db: PathBuf,
+    /// The parsed config file (empty when none was given).
+    pub config: Config,
+}
+
+impl Settings {
+    /// Loads the config file (if any) and resolves the mirror path.
+    pub fn from_cli(cli: &Cli) -> Result<Settings> {
+        let config = match &cli.config {
+            Some(path) => Config::load(path)?,
+            None => Config::default(),
+        };
+        let db = cli
+            .db
+            .clone()
+            .or_else(|| config.db.clone())
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_DB));
+        Ok(Settings { db, config })
+    }
+
+    /// Credentials from flags, environment or config files.
+    pub fn credentials(&self, conn: &ConnArgs) -> Result<Credentials> {
+        let api_key = match (&conn.api_key, &conn.api_key_file) {
+            (Some(key), _) => {
+                tracing::warn!(
+                    "--api-key puts the key in the process list where other users of this machine can read it; prefer {ENV_API_KEY} or --api-key-file"
+                );
+                Some(Secret::new(key.clone()))
+            }
+            (None, Some(file)) => Some(read_secret_file(file)?),
+            (None, None) => match env_secret(ENV_API_KEY) {
+                Some(key) => Some(key),
+                None => self
+                    .config
+                    .api_key_file
+                    .as_deref()
+                    .map(read_secret_file)
+                    .transpose()?,
+            },
+        };
+        let jwt = match &conn.jwt_file {
+            Some(file) => Some(read_secret_file(file)?),
+            None => match env_secret(ENV_JWT) {
+                Some(jwt) => Some(jwt),
+                None => self
+                    .config
+                    .jwt_file
+                    .as_deref()
+                    .map(read_secret_file)
+                    .transpose()?,
+            },
+        };
+        let creds = Credentials { api_key, jwt };
+        if creds.is_empty() {
+            bail!(
+                "no credentials: set {ENV_API_KEY} or {ENV_JWT}, pass --api-key-file/--jwt-file, or set api_key_file in the config file"
+            );
+        }
+        Ok(creds)
+    }
+
+    /// The client configuration for a command's connection flags.
+    pub fn client_config(&self, conn: &ConnArgs) -> Result<ClientConfig> {
+        let base_url = conn
+            .base_url
+            .clone()
+            .or_else(|| self.config.base_url.clone())
+            .context("no service URL: pass --base-url, set ORGLEDGER_BASE_URL, or base_url in the config file")?;
+        let mut cfg = ClientConfig::new(base_url, self.credentials(conn)?);
+        if let Some(n) = conn.concurrency.or(self.config.concurrency) {
+            cfg.concurrency = usize::from(n.max(1));
+        }
+        cfg.rps = conn.rps.or(self.config.rps);
+        if let Some(rps) = cfg.rps
+            && !(rps.is_finite() && rps > 0.0)
+        {
+            bail!("--rps must be a positive number, got {rps}");
+        }
+        if let Some(secs) = conn.timeout.or(self.config.timeout_secs) {
+            cfg.timeout = Duration::from_secs(secs.max(1));
+        }
+        Ok(cfg)
+    }
+}
+
+fn env_secret(name: &str) -> Option<Secret> {
+    std::env::var(name)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .map(Secret::new)
+}

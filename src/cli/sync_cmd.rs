@@ -1,0 +1,68 @@
+//! `orgledger sync`: one sync run, a summary line, exit 3 when partial.
+
+use crate::api::Client;
+use crate::cli::Exit;
+use crate::cli::args::SyncArgs;
+use crate::cli::settings::Settings;
+use crate::mirror::runs::RunStatus;
+use crate::sync::{self, SyncOptions, SyncOutcome};
+use anyhow::{Context, Result};
+
+/// Builds the client and sync options from flags, environment and config.
+pub fn prepare(settings: &Settings, args: &SyncArgs) -> Result<(Client, SyncOptions)> {
+    let cfg = settings.client_config(&args.conn)?;
+    let has_jwt = cfg.credentials.jwt.is_some();
+    let client = Client::new(cfg)?;
+    let opts = SyncOptions {
+        db: settings.db.clone(),
+        whitelabel_org: args.whitelabel_org.or(settings.config.whitelabel_org),
+        has_jwt,
+        store_secrets: args.store_secrets || settings.config.store_secrets.unwrap_or(false),
+        progress: !args.no_progress,
+    };
+    Ok((client, opts))
+}
+
+/// Runs the command.
+pub async fn run(settings: &Settings, args: &SyncArgs) -> Result<Exit> {
+    let (client, opts) = prepare(settings, args)?;
+    if opts.whitelabel_org.is_none() {
+        tracing::info!(
+            "no --whitelabel-org: white label users, trials and daily metrics are not synced"
+        );
+    }
+    let outcome = sync::run(&client, &opts, None)
+        .await
+        .with_context(|| format!("sync into {}", settings.db.display()))?;
+    Ok(report(&outcome))
+}
+
+/// Prints the outcome (summary on stdout, failures on stderr) and maps it to an exit status.
+pub fn report(outcome: &SyncOutcome) -> Exit {
+    const SHOWN: usize = 10;
+    for err in outcome.errors.iter().take(SHOWN) {
+        eprintln!(
+            "  failed: {} {}{}: {}",
+            err.operation,
+            err.entity.as_deref().unwrap_or(""),
+            err.http_status
+                .map(|s| format!(" (HTTP {s})"))
+                .unwrap_or_default(),
+            err.message
+        );
+    }
+    let shown = outcome.errors.len().min(SHOWN) as u64;
+    if outcome.totals.errors > shown {
+        eprintln!(
+            "  ... and {} more: orgledger query \"SELECT operation, entity, http_status, message FROM sync_errors WHERE run_id = {}\"",
+            outcome.totals.errors - shown,
+            outcome.run_id
+        );
+    }
+    println!("{}", outcome.summary_line());
+    match outcome.status {
+        RunStatus::Succeeded => Exit::Ok,
+        RunStatus::Partial => Exit::Partial,
+        RunStatus::Failed | RunStatus::Aborted => Exit::Failure,
+    }
+}

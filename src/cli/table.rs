@@ -1,0 +1,122 @@
+//! Running a SQL statement into a generic result (column names + JSON-like cells)
+//! and printing it as an aligned table, CSV or JSON. Shared by `query` and `status`.
+
+use anyhow::Result;
+use rusqlite::Connection;
+use rusqlite::types::ValueRef;
+use serde_json::{Map, Value};
+
+/// A query result.
+#[derive(Debug, Default)]
+pub struct ResultSet {
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Rows of cells.
+    pub rows: Vec<Vec<Value>>,
+}
+
+/// Runs `sql` and collects every row.
+pub fn fetch(conn: &Connection, sql: &str) -> rusqlite::Result<ResultSet> {
+    let mut stmt = conn.prepare(sql)?;
+    let columns: Vec<String> = stmt.column_names().map(|c| c.to_string()).collect();
+    let n = columns.len();
+    let mut rows = Vec::new();
+    let mut cursor = stmt.query([])?;
+    while let Some(row) = cursor.next()? {
+        let mut cells = Vec::with_capacity(n);
+        for i in 0..n {
+            cells.push(match row.get_ref(i)? {
+                ValueRef::Null => Value::Null,
+                ValueRef::Integer(v) => Value::from(v),
+                ValueRef::Real(v) => Value::from(v),
+                ValueRef::Text(t) => Value::from(String::from_utf8_lossy(t).into_owned()),
+                ValueRef::Blob(b) => {
+                    Value::from(b.iter().map(|x| format!("{x:02x}")).collect::<String>())
+                }
+            });
+        }
+        rows.push(cells);
+    }
+    Ok(ResultSet { columns, rows })
+}
+
+fn plain(cell: &Value) -> String {
+    match cell {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl ResultSet {
+    /// Rows as JSON objects.
+    pub fn to_json(&self) -> Value {
+        Value::Array(
+            self.rows
+                .iter()
+                .map(|row| {
+                    let obj: Map<String, Value> = self
+                        .columns
+                        .iter()
+                        .cloned()
+                        .zip(row.iter().cloned())
+                        .collect();
+                    Value::Object(obj)
+                })
+                .collect(),
+        )
+    }
+
+    /// CSV with a header line.
+    pub fn to_csv(&self) -> Result<String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(&self.columns)?;
+        for row in &self.rows {
+            w.write_record(row.iter().map(plain))?;
+        }
+        Ok(String::from_utf8(
+            w.into_inner().map_err(|e| anyhow::anyhow!(e.to_string()))?,
+        )?)
+    }
+
+    /// Aligned text, long cells cut at 60 characters.
+    pub fn to_table(&self) -> String {
+        let cut = |s: String| -> String {
+            if s.chars().count() > 60 {
+                s.chars().take(57).chain("...".chars()).collect()
+            } else {
+                s
+            }
+        };
+        let cells: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| cut(plain(c))).collect())
+            .collect();
+        let mut widths: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
+        for row in &cells {
+            for (w, c) in widths.iter_mut().zip(row) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let line = |row: &[String]| -> String {
+            let parts: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.chars().count()))))
+                .collect();
+            parts.join("  ").trim_end().to_string()
+        };
+        let mut out = line(&self.columns);
+        out.push('\n');
+        out.push_str(&line(
+            &widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>(),
+        ));
+        out.push('\n');
+        for row in &cells {
+            out.push_str(&line(row));
+            out.push('\n');
+        }
+        out
+    }
+}

@@ -1,0 +1,170 @@
+//! The daemon: two cron jobs (sync, report) on tokio-cron-scheduler.
+//!
+//! Rules users rely on:
+//! - never two syncs at once: a sync tick that finds one running is skipped and logged;
+//! - a report that falls due with a sync waits for it (it queues on the same lock,
+//!   after a short grace so a sync started in the same second gets the lock first);
+//! - a failed run is logged with its reason and the next tick tries again: the
+//!   daemon never dies of a sync or report error;
+//! - SIGINT/SIGTERM: no new work; a running sync stops requesting, writes what it
+//!   has, marks its run `aborted`, and the process exits within 10 seconds.
+
+use crate::api::Client;
+use crate::report::{self, ReportOptions};
+use crate::schedule::retention;
+use crate::sync::{self, SyncOptions};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Mutex, watch};
+use tokio_cron_scheduler::{Job, JobScheduler};
+
+/// Everything the daemon runs with.
+#[derive(Debug, Clone)]
+pub struct DaemonConfig {
+    /// Six-field cron expression of the sync job.
+    pub sync_cron: String,
+    /// Six-field cron expression of the report job.
+    pub report_cron: String,
+    /// The API client (shared by every sync run).
+    pub client: Client,
+    /// Sync options.
+    pub sync: SyncOptions,
+    /// Report options; `as_of` is replaced by today (UTC) at each run.
+    pub report: ReportOptions,
+    /// Keep report folders of this many days (None: keep all).
+    pub retention_days: Option<u32>,
+}
+
+/// Daemon failures (only at start-up; runs never stop the daemon).
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The scheduler refused a job or could not start.
+    #[error("scheduler: {0}")]
+    Scheduler(#[from] tokio_cron_scheduler::JobSchedulerError),
+}
+
+/// Longest wait for a running job after a stop signal.
+const STOP_GRACE: Duration = Duration::from_secs(9);
+
+struct Shared {
+    cfg: DaemonConfig,
+    /// Held by a running sync, and by a report while it reads.
+    busy: Mutex<()>,
+    stop: watch::Receiver<bool>,
+}
+
+/// Runs until `stop` turns true. Returns once the current job (if any) has finished
+/// or the grace period ran out.
+pub async fn run(cfg: DaemonConfig, stop: watch::Receiver<bool>) -> Result<(), DaemonError> {
+    let shared = Arc::new(Shared {
+        busy: Mutex::new(()),
+        stop: stop.clone(),
+        cfg,
+    });
+    let mut scheduler = JobScheduler::new().await?;
+    let s = shared.clone();
+    scheduler
+        .add(Job::new_async(
+            shared.cfg.sync_cron.as_str(),
+            move |_, _| {
+                let s = s.clone();
+                Box::pin(async move { sync_tick(&s).await })
+            },
+        )?)
+        .await?;
+    let s = shared.clone();
+    scheduler
+        .add(Job::new_async(
+            shared.cfg.report_cron.as_str(),
+            move |_, _| {
+                let s = s.clone();
+                Box::pin(async move { report_tick(&s).await })
+            },
+        )?)
+        .await?;
+    scheduler.start().await?;
+    tracing::info!(
+        sync = %shared.cfg.sync_cron,
+        report = %shared.cfg.report_cron,
+        db = %shared.cfg.sync.db.display(),
+        "daemon started"
+    );
+    let mut stop_rx = stop;
+    let _ = stop_rx.wait_for(|s| *s).await;
+    tracing::info!("stop requested: taking no new work");
+    let _ = scheduler.shutdown().await;
+    // Waiting for the lock = waiting for the job in progress to finish its transaction.
+    match tokio::time::timeout(STOP_GRACE, shared.busy.lock()).await {
+        Ok(_) => tracing::info!("daemon stopped cleanly"),
+        Err(_) => tracing::warn!("a job did not finish within the grace period; exiting anyway"),
+    }
+    Ok(())
+}
+
+async fn sync_tick(s: &Shared) {
+    if *s.stop.borrow() {
+        return;
+    }
+    let Ok(_guard) = s.busy.try_lock() else {
+        tracing::warn!("sync tick skipped: the previous sync (or a report) is still running");
+        return;
+    };
+    match sync::run(&s.cfg.client, &s.cfg.sync, Some(s.stop.clone())).await {
+        Ok(outcome) => {
+            tracing::info!(
+                run = outcome.run_id,
+                status = outcome.status.as_str(),
+                "{}",
+                outcome.summary_line()
+            );
+            for err in outcome.errors.iter().take(10) {
+                tracing::warn!(operation = %err.operation, entity = err.entity.as_deref().unwrap_or("-"), "{}", err.message);
+            }
+            if outcome.status == crate::mirror::runs::RunStatus::Failed {
+                tracing::error!(
+                    run = outcome.run_id,
+                    "sync failed; the next tick will try again"
+                );
+            }
+        }
+        Err(e) => tracing::error!(error = %e, "sync failed; the next tick will try again"),
+    }
+}
+
+async fn report_tick(s: &Shared) {
+    // A sync due in the same second starts first and the report queues behind it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    if *s.stop.borrow() {
+        return;
+    }
+    let _guard = s.busy.lock().await;
+    if *s.stop.borrow() {
+        return;
+    }
+    let mut opts = s.cfg.report.clone();
+    opts.as_of = chrono::Utc::now().date_naive();
+    let out: PathBuf = opts.out_root.clone();
+    let retention_days = s.cfg.retention_days;
+    let result = tokio::task::spawn_blocking(move || {
+        let outcome = report::run(&opts);
+        if let (Ok(_), Some(keep)) = (&outcome, retention_days) {
+            match retention::prune(&out, opts.as_of, keep) {
+                Ok(removed) if !removed.is_empty() => {
+                    tracing::info!(?removed, "old report folders deleted")
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "cannot prune old report folders"),
+            }
+        }
+        outcome
+    })
+    .await;
+    match result {
+        Ok(Ok(outcome)) => {
+            tracing::info!(dir = %outcome.dir.display(), files = outcome.files.len(), "reports written")
+        }
+        Ok(Err(e)) => tracing::error!(error = %e, "report failed; the next tick will try again"),
+        Err(e) => tracing::error!(error = %e, "report task failed; the next tick will try again"),
+    }
+}

@@ -1,0 +1,5 @@
+//! `orgledger daemon`: sync and report on cron schedules until stopped.
+
+pub mod cron;
+pub mod daemon;
+pub mod retention;

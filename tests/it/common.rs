@@ -1,0 +1,98 @@
+//! Shared set-up: a sandbox on port 0, clients with its credentials, scratch mirrors.
+
+#![allow(dead_code)]
+
+use orgledger::api::Client;
+use orgledger::api::client::{ClientConfig, Credentials};
+use orgledger::api::pacing::Backoff;
+use orgledger::api::secret::Secret;
+use orgledger::sandbox::{self, FaultSpec, Profile, SandboxHandle, SandboxOptions, World};
+use orgledger::sync::SyncOptions;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The fixed world clock start of the tests, so dates in assertions are stable.
+pub fn start_date() -> chrono::NaiveDate {
+    chrono::NaiveDate::from_ymd_opt(2026, 6, 1).expect("valid date")
+}
+
+/// Starts a generated sandbox.
+pub async fn sandbox(profile: Profile) -> SandboxHandle {
+    start(profile, FaultSpec::default(), None).await
+}
+
+/// Starts a sandbox with faults or a hand-made world.
+pub async fn start(profile: Profile, faults: FaultSpec, world: Option<World>) -> SandboxHandle {
+    sandbox::start(SandboxOptions {
+        addr: "127.0.0.1:0".parse().expect("addr"),
+        profile,
+        seed: 42,
+        start_date: Some(start_date()),
+        faults,
+        world,
+    })
+    .await
+    .expect("sandbox starts")
+}
+
+/// A client with the given credentials and quick retries.
+pub fn client(handle: &SandboxHandle, api_key: Option<&str>, jwt: Option<&str>) -> Client {
+    let creds = Credentials {
+        api_key: api_key.map(Secret::new),
+        jwt: jwt.map(Secret::new),
+    };
+    let mut cfg = ClientConfig::new(handle.info.url.clone(), creds);
+    cfg.backoff = Backoff {
+        base: Duration::from_millis(20),
+        cap: Duration::from_millis(200),
+        max_retries: 6,
+    };
+    cfg.timeout = Duration::from_secs(20);
+    Client::new(cfg).expect("client")
+}
+
+/// A client with the white label admin's JWT (sees everything).
+pub fn admin(handle: &SandboxHandle) -> Client {
+    client(handle, None, Some(&handle.info.jwt))
+}
+
+/// A scratch folder and a mirror path inside it.
+pub fn scratch() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("mirror.db");
+    (dir, db)
+}
+
+/// Sync options for the sandbox's white label.
+pub fn sync_opts(handle: &SandboxHandle, db: &std::path::Path) -> SyncOptions {
+    SyncOptions {
+        db: db.to_path_buf(),
+        whitelabel_org: Some(handle.info.whitelabel_organization_id),
+        has_jwt: true,
+        store_secrets: false,
+        progress: false,
+    }
+}
+
+/// POSTs to a sandbox admin route with the JWT; returns the status.
+pub async fn admin_post(handle: &SandboxHandle, route: &str) -> u16 {
+    reqwest::Client::new()
+        .post(format!("{}{route}", handle.info.url))
+        .header("x-jwt-token", &handle.info.jwt)
+        .send()
+        .await
+        .expect("admin route answers")
+        .status()
+        .as_u16()
+}
+
+/// Opens the mirror for assertions.
+pub fn open(db: &std::path::Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(db).expect("open mirror")
+}
+
+/// One integer from a query.
+pub fn count(conn: &rusqlite::Connection, sql: &str) -> i64 {
+    conn.query_row(sql, [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}

@@ -1,0 +1,192 @@
+//! Issue "daemon": the real binary on a schedule of seconds against the sandbox.
+
+use crate::common;
+use orgledger::sandbox::{FaultSpec, Profile};
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn daemon(
+    sb: &orgledger::sandbox::SandboxHandle,
+    db: &std::path::Path,
+    out: &std::path::Path,
+    sync_cron: &str,
+    report_cron: &str,
+) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_orgledger"))
+        .args([
+            "--db",
+            db.to_str().expect("utf-8 path"),
+            "daemon",
+            "--sync-cron",
+            sync_cron,
+            "--report-cron",
+            report_cron,
+        ])
+        .args([
+            "--whitelabel-org",
+            &sb.info.whitelabel_organization_id.to_string(),
+            "--no-progress",
+        ])
+        .args([
+            "--out",
+            out.to_str().expect("utf-8 path"),
+            "--format",
+            "csv,json",
+            "--timeout",
+            "5",
+        ])
+        .env("ORGLEDGER_BASE_URL", &sb.info.url)
+        .env("ORGLEDGER_JWT", &sb.info.jwt)
+        .env_remove("ORGLEDGER_API_KEY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("daemon starts")
+}
+
+fn runs(db: &std::path::Path, status: &str) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open(db) else {
+        return 0;
+    };
+    conn.query_row(
+        "SELECT COUNT(*) FROM sync_runs WHERE status = ?1",
+        [status],
+        |r| r.get(0),
+    )
+    .unwrap_or(0)
+}
+
+async fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !check() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Sends SIGTERM and returns (exit code, seconds to exit, stderr).
+fn terminate(mut child: Child) -> (Option<i32>, f64, String) {
+    let started = Instant::now();
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "daemon did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        let _ = stderr.read_to_string(&mut err);
+    }
+    (code, started.elapsed().as_secs_f64(), err)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn syncs_and_reports_on_schedule_then_stops_cleanly() {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (dir, db) = common::scratch();
+    let out = dir.path().join("reports");
+    let child = daemon(&sb, &db, &out, "*/2 * * * * *", "*/3 * * * * *");
+    wait_until("two syncs", Duration::from_secs(40), || {
+        runs(&db, "succeeded") >= 2
+    })
+    .await;
+    let today = chrono::Utc::now()
+        .date_naive()
+        .format("%Y-%m-%d")
+        .to_string();
+    wait_until("a report", Duration::from_secs(20), || {
+        out.join(&today).join("manifest.json").exists()
+    })
+    .await;
+    let (code, secs, stderr) = terminate(child);
+    assert_eq!(code, Some(0), "clean exit; stderr:\n{stderr}");
+    assert!(secs < 10.0, "exited within 10 s ({secs:.1})");
+    assert_eq!(runs(&db, "running"), 0, "no run left running");
+    assert!(!stderr.contains(&sb.info.jwt), "the JWT is never logged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tick_during_a_long_sync_is_skipped_and_sigterm_aborts_it() {
+    let faults: FaultSpec = "slow=1".parse().expect("fault spec");
+    let sb = common::start(Profile::Tiny, faults, None).await;
+    let (dir, db) = common::scratch();
+    let child = daemon(
+        &sb,
+        &db,
+        &dir.path().join("r"),
+        "* * * * * *",
+        "0 0 0 1 1 *",
+    );
+    wait_until("a running sync", Duration::from_secs(20), || {
+        runs(&db, "running") >= 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (code, secs, stderr) = terminate(child);
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert!(secs < 10.0, "exited within 10 s ({secs:.1})");
+    assert!(
+        stderr.contains("sync tick skipped"),
+        "overlapping ticks are skipped; stderr:\n{stderr}"
+    );
+    assert_eq!(runs(&db, "running"), 0, "the interrupted run is marked");
+    assert!(
+        runs(&db, "aborted") >= 1,
+        "the interrupted run is marked aborted"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn survives_a_dead_server_and_recovers() {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let addr = sb.info.url.trim_start_matches("http://").to_string();
+    let (dir, db) = common::scratch();
+    let child = daemon(
+        &sb,
+        &db,
+        &dir.path().join("r"),
+        "*/2 * * * * *",
+        "0 0 0 1 1 *",
+    );
+    wait_until("a first sync", Duration::from_secs(30), || {
+        runs(&db, "succeeded") >= 1
+    })
+    .await;
+    sb.shutdown().await;
+    wait_until("a failed sync", Duration::from_secs(30), || {
+        runs(&db, "failed") >= 1
+    })
+    .await;
+    let before = runs(&db, "succeeded");
+    let revived = orgledger::sandbox::start(orgledger::sandbox::SandboxOptions {
+        addr: addr.parse().expect("same address"),
+        profile: Profile::Tiny,
+        seed: 42,
+        start_date: Some(common::start_date()),
+        faults: FaultSpec::default(),
+        world: None,
+    })
+    .await
+    .expect("sandbox back on the same port");
+    wait_until("a sync after recovery", Duration::from_secs(30), || {
+        runs(&db, "succeeded") > before
+    })
+    .await;
+    let (code, _, stderr) = terminate(child);
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert!(
+        stderr.contains("next tick will try again") || stderr.contains("discovery failed"),
+        "the failure was logged:\n{stderr}"
+    );
+    revived.shutdown().await;
+}

@@ -1,0 +1,128 @@
+//! Issue "reliability": convergence under injected faults, and kill -9 at random
+//! moments of a sync.
+
+use crate::common;
+use orgledger::mirror::digest;
+use orgledger::mirror::runs::RunStatus;
+use orgledger::sandbox::{FaultSpec, Profile};
+use orgledger::sync;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const FAULTS: &str = "5xx=0.1,429=0.05,slow=0.02,malformed=0.02,truncated=0.02,envelope=0.01";
+
+/// Syncs a clean sandbox of the profile and returns the mirror digest.
+async fn clean_digest(profile: Profile) -> String {
+    let sb = common::sandbox(profile).await;
+    let (_dir, db) = common::scratch();
+    let outcome = sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
+        .await
+        .expect("clean sync");
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.errors);
+    digest::current_state(&common::open(&db)).expect("digest")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_under_faults_converges_to_the_fault_free_mirror() {
+    let expected = clean_digest(Profile::Small).await;
+    let faults: FaultSpec = FAULTS.parse().expect("spec");
+    let sb = common::start(Profile::Small, faults, None).await;
+    let (_dir, db) = common::scratch();
+    let outcome = sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
+        .await
+        .expect("sync");
+    assert_eq!(
+        outcome.status,
+        RunStatus::Succeeded,
+        "transient faults are retried away: {:?}",
+        outcome.errors
+    );
+    let requests = outcome.totals.requests;
+    let conn = common::open(&db);
+    let (docs,): (i64,) = conn
+        .query_row("SELECT COUNT(*) FROM raw_documents", [], |r| {
+            Ok((r.get(0)?,))
+        })
+        .expect("docs");
+    assert!(
+        requests as i64 > docs,
+        "faults forced retries: {requests} requests for {docs} documents"
+    );
+    assert_eq!(digest::current_state(&conn).expect("digest"), expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_at_random_moments_never_corrupts_and_the_next_sync_completes() {
+    let expected = clean_digest(Profile::Small).await;
+    let sb = common::sandbox(Profile::Small).await;
+    let (_dir, db) = common::scratch();
+    let sync_cmd = || {
+        Command::new(env!("CARGO_BIN_EXE_orgledger"))
+            .args([
+                "-q",
+                "--db",
+                db.to_str().expect("utf-8"),
+                "sync",
+                "--no-progress",
+            ])
+            .args([
+                "--whitelabel-org",
+                &sb.info.whitelabel_organization_id.to_string(),
+            ])
+            .env("ORGLEDGER_BASE_URL", &sb.info.url)
+            .env("ORGLEDGER_JWT", &sb.info.jwt)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sync starts")
+    };
+    // How long a full sync takes here, to spread the kills over it.
+    let started = Instant::now();
+    let status = sync_cmd().wait().expect("first sync");
+    assert!(status.success());
+    let full = started.elapsed().max(Duration::from_millis(200));
+    // A fresh mirror for the kill series, so kills also land in first-time inserts.
+    std::fs::remove_file(&db).expect("reset");
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut kills = 0;
+    for round in 0..60 {
+        if kills >= 22 {
+            break;
+        }
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let at = full.mul_f64(0.8 * (seed % 1000) as f64 / 1000.0);
+        let mut child = sync_cmd();
+        std::thread::sleep(at);
+        if child.try_wait().expect("poll").is_none() {
+            child.kill().expect("SIGKILL");
+            kills += 1;
+        }
+        child.wait().expect("reaped");
+        let conn = rusqlite::Connection::open(&db).expect("open after kill");
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .expect("check");
+        assert_eq!(check, "ok", "round {round}, killed after {at:?}");
+    }
+    assert!(kills >= 20, "only {kills} kills landed mid-sync");
+    let status = sync_cmd().wait().expect("final sync");
+    assert!(status.success(), "the next sync completes");
+    let conn = common::open(&db);
+    assert_eq!(
+        common::count(
+            &conn,
+            "SELECT COUNT(*) FROM sync_runs WHERE status = 'running'"
+        ),
+        0
+    );
+    // Kills that land before a run is recorded (process start-up) leave nothing to abort.
+    assert!(
+        common::count(
+            &conn,
+            "SELECT COUNT(*) FROM sync_runs WHERE status = 'aborted'"
+        ) >= kills / 2
+    );
+    assert_eq!(digest::current_state(&conn).expect("digest"), expected);
+}

@@ -1,0 +1,11 @@
+//! Integration tests: each starts the sandbox (a real HTTP server) on a free
+//! loopback port and talks to it over HTTP, with a real SQLite file for the mirror.
+//! One test binary (modules below) so the release build links once.
+
+mod common;
+
+mod api_ops;
+mod daemon;
+mod faults;
+mod parsing_props;
+mod sync_mirror;
