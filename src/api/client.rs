@@ -9,8 +9,9 @@
 
 use crate::api::error::ApiError;
 use crate::api::models::{
-    ApiResponse, CreateProjectRequest, CreateProjectResponse, OrganizationListResponse,
-    OrganizationResponse, ProjectInfoResponse, ProjectListResponse, WhitelabelUserResponse,
+    ApiResponse, CreateProjectRequest, CreateProjectResponse, OrganizationIdList,
+    OrganizationListResponse, OrganizationResponse, ProjectInfoResponse, ProjectListResponse,
+    WhitelabelUserResponse,
 };
 use crate::api::operation::{self as op, Operation};
 use crate::api::pacing::{Backoff, RateLimiter};
@@ -189,6 +190,15 @@ impl Client {
 
     /// Operation 3: organizations of the caller.
     pub async fn list_organizations(&self) -> Result<Fetched<OrganizationListResponse>, Failure> {
+        self.get(
+            Operation::ListOrganizations,
+            op::ORGANIZATIONS_PATH.to_string(),
+        )
+        .await
+    }
+
+    /// Operation 3, reading only the organizations' ids (discovery).
+    pub async fn list_organization_ids(&self) -> Result<Fetched<OrganizationIdList>, Failure> {
         self.get(
             Operation::ListOrganizations,
             op::ORGANIZATIONS_PATH.to_string(),

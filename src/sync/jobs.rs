@@ -78,14 +78,41 @@ pub struct Done {
     pub server_time: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-fn done<T>(job: Job, f: Fetched<T>, rows: DocRows, follow: FollowUps) -> Done {
+/// What a job keeps of a response besides its value: the body, already encoded
+/// for storage, so the plain bytes are freed before rows are built (the big list
+/// documents would otherwise hold body, model and rows at once).
+struct Meta {
+    raw: crate::mirror::raw::Encoded,
+    attempts: u32,
+    server_time: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+fn split<T>(f: Fetched<T>) -> (T, Meta) {
+    let Fetched {
+        value,
+        raw,
+        server_time,
+        attempts,
+    } = f;
+    let raw = crate::mirror::raw::encode(&raw);
+    (
+        value,
+        Meta {
+            raw,
+            attempts,
+            server_time,
+        },
+    )
+}
+
+fn done(job: Job, meta: Meta, rows: DocRows, follow: FollowUps) -> Done {
     Done {
-        attempts: f.attempts,
-        server_time: f.server_time,
+        attempts: meta.attempts,
+        server_time: meta.server_time,
         doc: Doc {
             operation: job.operation().name(),
             entity: job.entity(),
-            raw: crate::mirror::raw::encode(&f.raw),
+            raw: meta.raw,
             rows,
         },
         follow,
@@ -96,38 +123,37 @@ fn done<T>(job: Job, f: Fetched<T>, rows: DocRows, follow: FollowUps) -> Done {
 pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, Failure> {
     Ok(match job {
         Job::OrganizationList => {
-            let f = client.list_organizations().await?;
-            let organizations = f.value.organizations.iter().filter_map(|o| o.id).collect();
+            let (value, meta) = split(client.list_organization_ids().await?);
+            let organizations = value.organizations.iter().filter_map(|o| o.id).collect();
             let follow = FollowUps {
                 organizations,
                 ..FollowUps::default()
             };
-            done(job, f, DocRows::default(), follow)
+            done(job, meta, DocRows::default(), follow)
         }
         Job::Organization(id) => {
-            let f = client.get_organization(id).await?;
-            let users = f
-                .value
+            let (value, meta) = split(client.get_organization(id).await?);
+            let users = value
                 .organization
                 .as_ref()
                 .map(|o| o.users.iter().filter_map(|m| m.id).collect())
                 .unwrap_or_default();
-            let rows = rows::organization(id, &f.value);
+            let rows = rows::organization(id, &value);
             let follow = FollowUps {
                 users,
                 ..FollowUps::default()
             };
-            done(job, f, rows, follow)
+            done(job, meta, rows, follow)
         }
         Job::WhitelabelUser { org, user } => {
-            let f = client.get_whitelabel_user(org, user).await?;
-            let rows = rows::whitelabel_user(org, user, &f.value);
-            done(job, f, rows, FollowUps::default())
+            let (value, meta) = split(client.get_whitelabel_user(org, user).await?);
+            let rows = rows::whitelabel_user(org, user, &value);
+            done(job, meta, rows, FollowUps::default())
         }
         Job::UserOrganizations(user) => {
-            let f = client.list_user_organizations(user).await?;
-            let rows = rows::user_organizations(user, &f.value);
-            done(job, f, rows, FollowUps::default())
+            let (value, meta) = split(client.list_user_organizations(user).await?);
+            let rows = rows::user_organizations(user, &value);
+            done(job, meta, rows, FollowUps::default())
         }
         Job::ProjectList(op) => {
             let f = if op == Operation::ListUserProjects {
@@ -135,28 +161,29 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
             } else {
                 client.list_projects().await?
             };
-            let projects = f
-                .value
+            let (value, meta) = split(f);
+            let projects = value
                 .projects
                 .iter()
                 .filter(|p| p.deleted_date.is_none())
                 .filter_map(|p| p.id)
                 .collect();
-            let rows = rows::project_list(&f.value.projects, op.name());
+            let rows = rows::project_list(&value.projects, op.name());
             let follow = FollowUps {
                 projects,
                 ..FollowUps::default()
             };
-            done(job, f, rows, follow)
+            done(job, meta, rows, follow)
         }
         Job::ProjectInfo(id) => {
             let mut f = client.get_project_info(id, None).await?;
-            let rows = rows::project_info(id, &f.value, store_secrets);
             if !store_secrets {
                 // The raw body is kept in the mirror; development keys must not be.
                 f.raw = crate::api::secret::redact_body(&f.raw);
             }
-            done(job, f, rows, FollowUps::default())
+            let (value, meta) = split(f);
+            let rows = rows::project_info(id, &value, store_secrets);
+            done(job, meta, rows, FollowUps::default())
         }
     })
 }

@@ -21,11 +21,11 @@ use crate::mirror::table::RunStamp;
 use crate::mirror::{self, MirrorError, lock, spec};
 use jobs::{Done, Job};
 use std::collections::HashSet;
+use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 use writer::{Ending, Writer, WriterMsg};
 
@@ -142,10 +142,14 @@ pub async fn run(
         observed_at,
     };
     let concurrency = client.concurrency();
-    let writer = Writer::start(conn, stamp, concurrency * 4);
-    let mut crawl = Crawl::new(client.clone(), opts, writer.sender(), concurrency * 2);
+    // Small queues: the writer is the slower side on a fast network, so longer
+    // queues would only hold more parsed documents in memory, not go faster.
+    let writer = Writer::start(conn, stamp, concurrency);
+    let mut crawl = Crawl::new(client.clone(), opts, writer.sender(), concurrency + 4);
+    // Operation 7 follows operation 5 rather than running beside it: on a large
+    // white label both lists are tens of megabytes, and two at once set the
+    // sync's peak memory.
     crawl.spawn(Job::ProjectList(Operation::ListProjects));
-    crawl.spawn(Job::ProjectList(Operation::ListUserProjects));
     crawl.handle(Job::OrganizationList, Ok(listing)).await;
     let aborted = crawl.drive(shutdown).await;
     crawl.progress.finish();
@@ -186,8 +190,12 @@ struct Crawl {
     whitelabel_org: Option<i64>,
     has_jwt: bool,
     store_secrets: bool,
-    tasks: JoinSet<(Job, Result<Done, Failure>, Option<OwnedSemaphorePermit>)>,
-    held: Arc<Semaphore>,
+    tasks: JoinSet<(Job, Result<Done, Failure>)>,
+    /// Jobs discovered but not started. Only `live` tasks exist at a time: a
+    /// finished task holds its parsed document until joined, so this bounds memory,
+    /// and tens of thousands of idle request futures are never allocated.
+    pending: VecDeque<Job>,
+    live: usize,
     to_writer: tokio::sync::mpsc::Sender<WriterMsg>,
     users: HashSet<i64>,
     projects: HashSet<i64>,
@@ -212,7 +220,8 @@ impl Crawl {
             has_jwt: opts.has_jwt,
             store_secrets: opts.store_secrets,
             tasks: JoinSet::new(),
-            held: Arc::new(Semaphore::new(held_docs.max(1))),
+            pending: VecDeque::new(),
+            live: held_docs.max(1),
             to_writer,
             users: HashSet::new(),
             projects: HashSet::new(),
@@ -226,25 +235,32 @@ impl Crawl {
     }
 
     fn spawn(&mut self, job: Job) {
-        if self.refused.contains(&job.operation()) {
-            return;
-        }
-        let client = self.client.clone();
-        let held = self.held.clone();
-        let store_secrets = self.store_secrets;
         self.progress.add(1);
-        self.tasks.spawn(async move {
-            // Taken before fetching and released only once the writer has the
-            // document: at most `held_docs` parsed documents exist at any time.
-            let permit = held.acquire_owned().await.ok();
-            let result = jobs::run(client, job, store_secrets).await;
-            (job, result, permit)
-        });
+        self.pending.push_back(job);
+    }
+
+    /// Starts pending jobs up to the live limit (skipping refused operations).
+    fn start_pending(&mut self) {
+        while self.tasks.len() < self.live {
+            let Some(job) = self.pending.pop_front() else {
+                return;
+            };
+            if self.refused.contains(&job.operation()) {
+                self.progress
+                    .done(self.client.traffic().bytes.load(Ordering::Relaxed));
+                continue;
+            }
+            let client = self.client.clone();
+            let store_secrets = self.store_secrets;
+            self.tasks
+                .spawn(async move { (job, jobs::run(client, job, store_secrets).await) });
+        }
     }
 
     /// Runs until every task is done (false) or shutdown is requested (true).
     async fn drive(&mut self, mut shutdown: Option<watch::Receiver<bool>>) -> bool {
         loop {
+            self.start_pending();
             let next = match shutdown.as_mut() {
                 Some(rx) => tokio::select! {
                     next = self.tasks.join_next() => next,
@@ -257,10 +273,7 @@ impl Crawl {
             };
             let Some(joined) = next else { return false };
             match joined {
-                Ok((job, result, permit)) => {
-                    self.handle(job, result).await;
-                    drop(permit);
-                }
+                Ok((job, result)) => self.handle(job, result).await,
                 Err(e) if e.is_cancelled() => {}
                 Err(e) => self.record(SyncErrorRecord {
                     operation: "sync".into(),
@@ -280,6 +293,9 @@ impl Crawl {
     }
 
     async fn handle(&mut self, job: Job, result: Result<Done, Failure>) {
+        if job == Job::ProjectList(Operation::ListProjects) {
+            self.spawn(Job::ProjectList(Operation::ListUserProjects));
+        }
         match result {
             Ok(done) => {
                 for org in &done.follow.organizations {

@@ -29,8 +29,8 @@ pub use dataset::{Dataset, DatasetBucket};
 pub use device::{Device, InferenceInfo, Sensor};
 pub use envelope::{ApiResponse, Envelope};
 pub use organization::{
-    CliLists, CliOption, ComputeLimits, EntitlementLimits, Organization, OrganizationListResponse,
-    OrganizationPerformance, OrganizationResponse,
+    CliLists, CliOption, ComputeLimits, EntitlementLimits, IdOnly, Organization,
+    OrganizationIdList, OrganizationListResponse, OrganizationPerformance, OrganizationResponse,
 };
 pub use project::{Project, ProjectListResponse};
 pub use project_info::{DevelopmentKeys, ImpulseState, ModelEngine, ProjectInfoResponse};

@@ -163,7 +163,37 @@ pub struct OrganizationListResponse {
     pub organizations: Vec<Organization>,
 }
 
-impl_api_response!(OrganizationResponse, OrganizationListResponse);
+/// Operation 3 read for discovery only: the organizations' ids, nothing else.
+///
+/// With a JWT on a large white label the full list is tens of megabytes (every
+/// organization with its members and projects); the sync needs only the ids (each
+/// organization's full document comes from operation 1), so it skips the rest
+/// instead of building it in memory.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrganizationIdList {
+    /// Whether the operation succeeded.
+    pub success: bool,
+    /// Error description; set when `success` is false.
+    pub error: Option<String>,
+    /// The organizations, ids only.
+    #[serde(default, deserialize_with = "crate::api::tolerant::nullable_vec")]
+    pub organizations: Vec<IdOnly>,
+}
+
+/// An object of which only `id` is read.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub struct IdOnly {
+    /// The identifier.
+    #[serde(default, deserialize_with = "crate::api::tolerant::opt_i64")]
+    pub id: Option<i64>,
+}
+
+impl_api_response!(
+    OrganizationResponse,
+    OrganizationListResponse,
+    OrganizationIdList
+);
 
 #[cfg(test)]
 mod tests {
