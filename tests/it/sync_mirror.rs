@@ -88,30 +88,17 @@ async fn full_sync_stores_everything_and_a_resync_writes_nothing() {
 
     let api = served(&sb).await;
     let conn = common::open(&db);
-    assert_eq!(
-        common::count(&conn, "SELECT COUNT(*) FROM organizations") as usize,
-        api.orgs
-    );
-    assert_eq!(
-        common::count(&conn, "SELECT COUNT(*) FROM organization_members") as usize,
-        api.members
-    );
-    assert_eq!(
-        common::count(&conn, "SELECT COUNT(*) FROM users") as usize,
-        api.users
-    );
-    assert_eq!(
-        common::count(&conn, "SELECT COUNT(*) FROM daily_metrics") as usize,
-        api.daily_metrics
-    );
-    assert_eq!(
-        common::count(&conn, "SELECT COUNT(*) FROM trials") as usize,
-        api.trials
-    );
-    assert_eq!(
-        common::count(&conn, "SELECT COUNT(*) FROM project_info") as usize,
-        api.active_projects
-    );
+    for (table, served) in [
+        ("organizations", api.orgs),
+        ("organization_members", api.members),
+        ("users", api.users),
+        ("daily_metrics", api.daily_metrics),
+        ("trials", api.trials),
+        ("project_info", api.active_projects),
+    ] {
+        let stored = common::count(&conn, &format!("SELECT COUNT(*) FROM {table}")) as usize;
+        assert_eq!(stored, served, "{table}: stored vs served by the API");
+    }
     assert!(
         api.daily_metrics > 300 * 50,
         "a small world has a year of metrics for most users"
