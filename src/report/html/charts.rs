@@ -103,6 +103,7 @@ pub fn usage(u: &Usage, warning_pct: f64, exceeded_pct: f64) -> Result<String, R
         chart
             .configure_mesh()
             .disable_y_mesh()
+            .max_light_lines(2)
             .y_labels(n.max(1))
             .y_label_formatter(&|v| match v {
                 // Index 0 is drawn at the bottom: the most urgent bar goes on top.
@@ -297,6 +298,7 @@ pub fn trials(t: &Trials, today: i64) -> Result<String, ReportError> {
         chart
             .configure_mesh()
             .disable_y_mesh()
+            .max_light_lines(2)
             .y_labels(n.max(1))
             .y_label_formatter(&|v| match v {
                 SegmentValue::CenterOf(i) => n
