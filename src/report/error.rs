@@ -194,6 +194,14 @@ pub enum ReportError {
         /// SQLite's reason.
         source: rusqlite::Error,
     },
+    /// A chart of the HTML page could not be drawn.
+    #[error("cannot draw the chart {chart} of the HTML report: {message}")]
+    Chart {
+        /// The chart's id on the page.
+        chart: &'static str,
+        /// Plotters' reason.
+        message: String,
+    },
     /// A worker thread died while building a report.
     #[error("report {report}: the worker building it panicked")]
     Panicked {

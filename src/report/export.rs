@@ -1,5 +1,6 @@
 //! Writing reports: `<name>.csv`, `<name>.json` (an array of row objects with typed
-//! values) and `manifest.json`.
+//! values) and `manifest.json` (the HTML page is `html.rs`; it writes through
+//! [`write_bytes`]).
 //!
 //! Every file is written to a temporary name in the same folder and renamed into
 //! place, so a crash of the process never leaves a half-written report under its real
@@ -193,7 +194,7 @@ pub fn write_report(
                 source,
             },
         )?,
-        Format::Html => unreachable_html(&path)?,
+        Format::Html => return Err(per_report_html(&path)),
     };
     Ok(WrittenFile {
         report: report.to_string(),
@@ -205,16 +206,28 @@ pub fn write_report(
     })
 }
 
-// TODO(html): the HTML page with charts is another issue; `run` filters Html out
-// before calling here, so this only guards against a future caller.
-fn unreachable_html(path: &Path) -> Result<(String, u64), ReportError> {
-    Err(ReportError::Io {
+/// HTML is one page for the whole run ([`crate::report::html::write`]), not a file
+/// per report; `run` never asks for it here.
+fn per_report_html(path: &Path) -> ReportError {
+    ReportError::Io {
         path: path.to_path_buf(),
         source: std::io::Error::new(
             std::io::ErrorKind::Unsupported,
-            "HTML output is not implemented yet",
+            "HTML is written once per run as index.html, not per report",
         ),
-    })
+    }
+}
+
+/// Writes finished bytes through a temporary name; returns the hex SHA-256 and size.
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(String, u64), ReportError> {
+    write_atomic(
+        path,
+        |out| out.write_all(bytes),
+        |source| ReportError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+    )
 }
 
 fn write_csv<W: Write>(

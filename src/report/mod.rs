@@ -17,6 +17,7 @@ pub mod error;
 pub mod export;
 pub mod fixture;
 pub mod frame;
+pub mod html;
 pub mod redact;
 pub mod sql;
 pub mod summary;
@@ -54,7 +55,8 @@ pub enum Format {
     Csv,
     /// `<name>.json`: an array of row objects; numbers as numbers, unknown as null.
     Json,
-    /// The self-contained HTML page (TODO: another issue adds it; accepted and skipped).
+    /// `index.html`: one self-contained page with charts for the whole run (not a
+    /// file per report); see [`html`].
     Html,
 }
 
@@ -274,7 +276,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         .clone()
         .or_else(|| Some(PathBuf::from("queries")).filter(|d| d.is_dir()));
     let jobs = plan(opts, queries_dir.as_deref())?;
-    let formats = output_formats(&opts.formats);
+    let (formats, with_html) = output_formats(&opts.formats);
 
     let conn = open(&opts.db, opts.as_of)?;
     let cutoff = asof::cutoff(opts.as_of);
@@ -299,6 +301,20 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
     for (name, frame, written) in built {
         files.extend(written);
         frames.insert(name, frame);
+    }
+    if with_html {
+        let generated_at = crate::mirror::now_text();
+        let info = html::PageInfo {
+            as_of: opts.as_of,
+            run_id: run.as_ref().map(|(id, _)| *id),
+            observed_at: run.as_ref().map(|(_, at)| at.as_str()),
+            generated_at: &generated_at,
+            redacted: opts.redact_pii,
+            thresholds: &opts.thresholds,
+        };
+        // Built from `frames`, which `build_one` has already pseudonymized.
+        let page = html::write(&dir, &info, &frames, &files)?;
+        files.push(page);
     }
     let head = export::ManifestHead {
         as_of: opts.as_of,
@@ -372,8 +388,9 @@ fn plan(opts: &ReportOptions, queries_dir: Option<&Path>) -> Result<Vec<Job>, Re
         .collect()
 }
 
-/// The formats to write: duplicates dropped; HTML skipped until it exists.
-fn output_formats(asked: &[Format]) -> Vec<Format> {
+/// The per-report formats to write (duplicates dropped), and whether the HTML page
+/// (one for the whole run, after the report files) is wanted.
+fn output_formats(asked: &[Format]) -> (Vec<Format>, bool) {
     let asked = if asked.is_empty() {
         &[Format::Csv, Format::Json][..]
     } else {
@@ -381,16 +398,11 @@ fn output_formats(asked: &[Format]) -> Vec<Format> {
     };
     let mut out = Vec::new();
     for f in asked {
-        if *f == Format::Html {
-            // TODO(html): another issue adds the HTML page with charts.
-            tracing::warn!("HTML output is not implemented yet; writing the other formats");
-            continue;
-        }
-        if !out.contains(f) {
+        if *f != Format::Html && !out.contains(f) {
             out.push(*f);
         }
     }
-    out
+    (out, asked.contains(&Format::Html))
 }
 
 /// Opens the mirror read-only with the as-of views of `as_of`.

@@ -2,7 +2,8 @@
 //! a limit, trials expiring soon, and the top compute users of the last 30 days.
 
 use crate::report::ReportOutcome;
-use polars::prelude::{DataFrame, DataType};
+use crate::report::cols::{floats, ints, strs};
+use polars::prelude::DataFrame;
 use std::fmt::Write;
 
 /// At most this many lines per section.
@@ -152,27 +153,4 @@ fn more(out: &mut String, total: usize) {
     if total > MAX_LINES {
         let _ = writeln!(out, "  ... and {} more", total - MAX_LINES);
     }
-}
-
-fn strs<'a>(df: &'a DataFrame, name: &str) -> Vec<Option<&'a str>> {
-    match df.column(name).ok().and_then(|c| c.str().ok()) {
-        Some(ca) => ca.iter().collect(),
-        None => vec![None; df.height()],
-    }
-}
-
-fn ints(df: &DataFrame, name: &str) -> Vec<Option<i64>> {
-    df.column(name)
-        .ok()
-        .and_then(|c| c.cast(&DataType::Int64).ok())
-        .and_then(|c| c.i64().ok().map(|ca| ca.iter().collect()))
-        .unwrap_or_else(|| vec![None; df.height()])
-}
-
-fn floats(df: &DataFrame, name: &str) -> Vec<Option<f64>> {
-    df.column(name)
-        .ok()
-        .and_then(|c| c.cast(&DataType::Float64).ok())
-        .and_then(|c| c.f64().ok().map(|ca| ca.iter().collect()))
-        .unwrap_or_else(|| vec![None; df.height()])
 }

@@ -449,3 +449,35 @@ fn explain_shipped_queries() {
         }
     }
 }
+
+#[test]
+fn html_page_is_written_with_the_other_files() {
+    let mut m = TestMirror::new();
+    small_world(&mut m);
+    m.close();
+    let mut opts = m.options("2025-03-31", &[]);
+    opts.formats = vec![
+        crate::report::Format::Csv,
+        crate::report::Format::Html,
+        crate::report::Format::Html,
+    ];
+    let out = run(&opts).expect("run");
+    // Five CSV files and one page (HTML is one page per run, asked twice or not).
+    assert_eq!(out.files.len(), 6);
+    let page = out.files.last().expect("page");
+    assert_eq!(page.path, out.dir.join("index.html"));
+    let html = std::fs::read_to_string(&page.path).expect("page");
+    crate::report::html::well_formed(&html).expect("well-formed");
+    assert_eq!(page.bytes, html.len() as u64);
+    // The over-limit organization, in a person's units, linking its CSV.
+    assert!(html.contains("Org Ten"), "names the organization");
+    assert!(html.contains("href=\"entitlements.csv\""));
+    assert!(html.contains(
+        "data-key=\"organization_id=1;metric=users\" data-column=\"pct_used\" data-value=\"200\""
+    ));
+    // The trial expiring on 2025-04-05 is on the timeline and in the action table.
+    assert!(html.contains("data-key=\"trial_id=5\" data-column=\"expiration_date\""));
+    assert!(html.contains("Ada Lovelace"));
+    let manifest = std::fs::read_to_string(&out.manifest).expect("manifest");
+    assert!(manifest.contains("\"file\": \"index.html\""), "{manifest}");
+}

@@ -7,5 +7,6 @@ mod common;
 mod api_ops;
 mod daemon;
 mod faults;
+mod html;
 mod parsing_props;
 mod sync_mirror;

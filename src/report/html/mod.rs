@@ -1,0 +1,150 @@
+//! `index.html`: one self-contained page with charts for people who would rather
+//! look than read. No scripts, styles, fonts or images from elsewhere: the charts
+//! are inline SVG drawn with plotters, the styles are inline, links point to the
+//! CSV files next to the page. Built from the frames of the run (already
+//! pseudonymized when `redact_pii`), after the report files are written.
+
+mod charts;
+mod check;
+mod data;
+mod page;
+
+pub use check::well_formed;
+
+use crate::report::export::write_bytes;
+use crate::report::{Format, ReportError, Thresholds, WrittenFile};
+use chrono::NaiveDate;
+use polars::prelude::DataFrame;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The page's file name.
+pub const FILE: &str = "index.html";
+
+/// What the page says about the run besides the reports.
+pub struct PageInfo<'a> {
+    pub as_of: NaiveDate,
+    pub run_id: Option<i64>,
+    pub observed_at: Option<&'a str>,
+    pub generated_at: &'a str,
+    pub redacted: bool,
+    pub thresholds: &'a Thresholds,
+}
+
+/// Escapes text for HTML content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Control characters are not allowed in XHTML; nothing a person reads.
+            c if c.is_control() && c != '\n' && c != '\t' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Builds the page text from the run's frames; `files` are the report files
+/// written next to it (the CSV ones are linked).
+pub fn render(
+    info: &PageInfo<'_>,
+    frames: &BTreeMap<String, DataFrame>,
+    files: &[WrittenFile],
+) -> Result<(String, usize), ReportError> {
+    let today = crate::report::dates::day_of(info.as_of);
+    let t = info.thresholds;
+    let usage = match frames.get("entitlements") {
+        Some(df) => {
+            let u = data::usage(df);
+            let svg = charts::usage(&u, t.warning_pct, t.exceeded_pct)?;
+            Some((u, svg))
+        }
+        None => None,
+    };
+    let trends = match frames.get("compute_trends") {
+        Some(df) => data::trends(df)
+            .into_iter()
+            .enumerate()
+            .map(|(i, tr)| charts::trend(&tr, i).map(|svg| (tr, svg)))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+    let trials = match frames.get("trials") {
+        Some(df) => {
+            let tr = data::trials(df, today);
+            let svg = charts::trials(&tr, today)?;
+            Some((tr, svg))
+        }
+        None => None,
+    };
+    let links = files
+        .iter()
+        .filter(|f| f.format == Format::Csv)
+        .filter_map(|f| {
+            let name = f.path.file_name()?.to_string_lossy().into_owned();
+            Some((f.report.clone(), name))
+        })
+        .collect();
+    let parts = page::Parts {
+        info,
+        usage,
+        trends,
+        trials,
+        entitlement_actions: frames.get("entitlements").map(data::entitlement_actions),
+        trial_actions: frames
+            .get("trials")
+            .map(|df| data::trial_actions(df, today)),
+        project_actions: frames.get("project_compute").map(data::project_actions),
+        links,
+    };
+    let rows = [
+        &parts.entitlement_actions,
+        &parts.trial_actions,
+        &parts.project_actions,
+    ]
+    .iter()
+    .filter_map(|t| t.as_ref().map(|t| t.rows.len()))
+    .sum();
+    Ok((page::render(&parts), rows))
+}
+
+/// Writes `index.html` into `dir` (through a temporary name, as every report file).
+/// Its manifest `rows` are the rows of its action tables.
+pub fn write(
+    dir: &Path,
+    info: &PageInfo<'_>,
+    frames: &BTreeMap<String, DataFrame>,
+    files: &[WrittenFile],
+) -> Result<WrittenFile, ReportError> {
+    let (text, rows) = render(info, frames, files)?;
+    let path = dir.join(FILE);
+    let (sha256, bytes) = write_bytes(&path, text.as_bytes())?;
+    Ok(WrittenFile {
+        report: "index".to_string(),
+        format: Format::Html,
+        path,
+        rows,
+        bytes,
+        sha256,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_markup_and_quotes() {
+        assert_eq!(
+            escape("<a href=\"x\">Tom & Jerry's</a>"),
+            "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;"
+        );
+        assert_eq!(escape("plain – ü"), "plain – ü");
+        assert_eq!(escape("bell\u{7}"), "bell");
+    }
+}
