@@ -23,7 +23,7 @@ pub fn summary(outcome: &ReportOutcome) -> String {
         outcome.dir.display()
     );
     if let Some(df) = outcome.frames.get("entitlements") {
-        limits(&mut out, df);
+        limits(&mut out, df, outcome.as_of);
     }
     if let Some(df) = outcome.frames.get("trials") {
         trials(&mut out, df);
@@ -36,7 +36,13 @@ pub fn summary(outcome: &ReportOutcome) -> String {
     out
 }
 
-fn limits(out: &mut String, df: &DataFrame) {
+/// Projections further out than this are noise in a summary (the CSV keeps them).
+const PROJECTION_HORIZON_DAYS: u64 = 730;
+
+fn limits(out: &mut String, df: &DataFrame, as_of: chrono::NaiveDate) {
+    let horizon = (as_of + chrono::Days::new(PROJECTION_HORIZON_DAYS))
+        .format("%Y-%m-%d")
+        .to_string();
     let org = strs(df, "organization_name");
     let id = ints(df, "organization_id");
     let metric = strs(df, "metric");
@@ -55,6 +61,7 @@ fn limits(out: &mut String, df: &DataFrame) {
     );
     for &r in rows.iter().take(MAX_LINES) {
         let runs_out = exhaustion[r]
+            .filter(|d| *d <= horizon.as_str())
             .map(|d| format!(", runs out {d}"))
             .unwrap_or_default();
         let _ = writeln!(
