@@ -9,4 +9,5 @@ mod daemon;
 mod faults;
 mod html;
 mod parsing_props;
+mod reports_e2e;
 mod sync_mirror;
