@@ -5,6 +5,7 @@
 mod common;
 
 mod api_ops;
+mod bad_input;
 mod daemon;
 mod faults;
 mod parsing_props;
