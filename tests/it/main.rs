@@ -6,6 +6,7 @@ mod common;
 
 mod api_ops;
 mod bad_input;
+mod concurrency;
 mod daemon;
 mod faults;
 mod parsing_props;
