@@ -10,4 +10,5 @@ mod concurrency;
 mod daemon;
 mod faults;
 mod parsing_props;
+mod security;
 mod sync_mirror;
