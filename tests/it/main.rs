@@ -8,6 +8,7 @@ mod api_ops;
 mod bad_input;
 mod concurrency;
 mod daemon;
+mod disk_full;
 mod faults;
 mod parsing_props;
 mod security;
