@@ -361,7 +361,7 @@ impl Client {
         let value: T = serde_json::from_slice(&raw).map_err(|e| ApiError::Decode {
             op: operation,
             path: path.to_string(),
-            detail: e.to_string(),
+            detail: decode_detail(&raw, &e),
         })?;
         if !value.success() {
             return Err(ApiError::Unsuccessful {
@@ -455,15 +455,23 @@ fn header_time(response: &reqwest::Response) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-/// The first 200 characters of a body, printable, for error messages: usually the
-/// service's `error` text, or the title of an HTML error page.
+/// Bytes of a body looked at for an excerpt: enough for an error text or a title,
+/// and a 50 MB body is not copied to describe it.
+const EXCERPT_SCAN: usize = 4096;
+
+/// The first 200 characters of a body, printable, for error messages: the service's
+/// `error` text, the title of an HTML error page, or the start of the body.
 fn excerpt(raw: &[u8]) -> String {
     if let Ok(envelope) = serde_json::from_slice::<serde_json::Value>(raw)
         && let Some(text) = envelope.get("error").and_then(|e| e.as_str())
     {
         return text.chars().take(200).collect();
     }
-    let text = String::from_utf8_lossy(raw);
+    let head = &raw[..raw.len().min(EXCERPT_SCAN)];
+    if let Some(title) = markup_title(head) {
+        return format!("an HTML page titled {title:?}");
+    }
+    let text = String::from_utf8_lossy(head);
     let cleaned: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -473,6 +481,51 @@ fn excerpt(raw: &[u8]) -> String {
         "(empty body)".to_string()
     } else {
         cleaned
+    }
+}
+
+/// The text of an HTML `<title>`, when the body starts like markup and has one.
+fn markup_title(head: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(head);
+    if !text.trim_start().starts_with('<') {
+        return None;
+    }
+    let lower = text.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</title")?;
+    let title: String = text[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(200)
+        .collect();
+    (!title.is_empty()).then_some(title)
+}
+
+/// Why a status-200 body does not decode, in words an operator can act on: an empty
+/// body, an HTML/XML page (a proxy's error page), bytes that are not UTF-8, or the
+/// parser's message with line and column.
+fn decode_detail(raw: &[u8], error: &serde_json::Error) -> String {
+    let Some(first) = raw.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return format!(
+            "the body is empty ({} bytes of whitespace at most)",
+            raw.len()
+        );
+    };
+    if raw[first] == b'<' {
+        return format!(
+            "expected JSON, got markup (an HTML or XML page): {}",
+            excerpt(raw)
+        );
+    }
+    match std::str::from_utf8(raw) {
+        Err(utf8) => format!(
+            "{error} (the body is not valid UTF-8: bad byte at offset {})",
+            utf8.valid_up_to()
+        ),
+        Ok(_) => error.to_string(),
     }
 }
 
@@ -490,6 +543,24 @@ mod tests {
         let html = excerpt(b"<html>\n<title>502 Bad Gateway</title>");
         assert!(html.contains("502 Bad Gateway") && !html.contains('\n'));
         assert_eq!(excerpt(&[b'x'; 500]).len(), 200);
+        let page = b"<!DOCTYPE html><html><head><style>body{}</style>\n<TITLE>\n 503 Service\n Unavailable </TITLE>";
+        assert_eq!(
+            excerpt(page),
+            "an HTML page titled \"503 Service Unavailable\""
+        );
+    }
+
+    #[test]
+    fn decode_detail_names_empty_markup_and_non_utf8_bodies() {
+        let detail = |raw: &[u8]| {
+            let e = serde_json::from_slice::<serde_json::Value>(raw).expect_err("bad body");
+            decode_detail(raw, &e)
+        };
+        assert!(detail(b"").contains("the body is empty"));
+        assert!(detail(b" \n ").contains("the body is empty"));
+        assert!(detail(b"<html><title>Oops</title>").contains("HTML page titled \"Oops\""));
+        assert!(detail(b"{\"a\":\"\xff\"}").contains("not valid UTF-8: bad byte at offset 6"));
+        assert!(detail(b"{\"a\":").contains("EOF while parsing"));
     }
 
     #[test]

@@ -505,9 +505,14 @@ fn secret_cells(key: Option<&Secret>, store_secrets: bool) -> [Value; 2] {
 pub fn project_info(project_id: i64, doc: &ProjectInfoResponse, store_secrets: bool) -> DocRows {
     let mut out = DocRows::default();
     let context = format!("project {project_id}");
-    if let Some(p) = &doc.project {
-        project_rows(&mut out, p, &context);
-    }
+    // Without its `project` object the document is not this project's information:
+    // storing it would blank the project's row and mark its devices removed.
+    let Some(p) = &doc.project else {
+        out.problems
+            .push(format!("{context}: the response has no `project` object"));
+        return out;
+    };
+    project_rows(&mut out, p, &context);
     let keys = doc.development_keys.as_ref();
     let [api_key, api_fp] = secret_cells(keys.and_then(|k| k.api_key.as_ref()), store_secrets);
     let [hmac_key, hmac_fp] = secret_cells(keys.and_then(|k| k.hmac_key.as_ref()), store_secrets);
@@ -807,15 +812,22 @@ mod tests {
     fn development_keys_become_fingerprints_unless_opted_in() {
         let key = Secret::new("ei_0123456789");
         let info = ProjectInfoResponse {
+            project: Some(project()),
             development_keys: Some(DevelopmentKeys {
                 api_key: Some(key.clone()),
                 hmac_key: None,
             }),
             ..Default::default()
         };
-        let row = |store| match &project_info(1, &info, store).sets[0] {
-            RowSet::Root { row, .. } => row.values.clone(),
-            RowSet::Scope { .. } => panic!("project_info is a root row"),
+        let row = |store| {
+            project_info(1, &info, store)
+                .sets
+                .into_iter()
+                .find_map(|set| match set {
+                    RowSet::Root { table, row } if table.name == "project_info" => Some(row.values),
+                    _ => None,
+                })
+                .expect("a project_info row")
         };
         let hidden = row(false);
         assert_eq!(hidden[1], Value::Null);

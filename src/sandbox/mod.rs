@@ -12,6 +12,9 @@
 //! Admin routes (outside `/v1/api`, never faulted; all but health need the white label
 //! JWT in `x-jwt-token`): `POST /sandbox/advance?days=N`, `POST /sandbox/fail?path=..&status=..`
 //! (that exact path fails persistently), `DELETE /sandbox/fail?path=..`,
+//! `POST /sandbox/override?path=..&status=200&content_type=..` (the request body, up to
+//! 64 MB, is served byte for byte for that exact path from then on: the bad-response
+//! corpus uses it), `DELETE /sandbox/override?path=..`,
 //! `POST /sandbox/remove-project?id=N`, `GET /sandbox/health` (open).
 //!
 //! Map: [`world`] (data, indices, time travel), [`generate`] (the generator),

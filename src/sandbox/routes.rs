@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -31,8 +31,21 @@ pub(crate) struct AppState {
     faults: FaultInjector,
     /// Paths made to fail persistently through `/sandbox/fail`.
     failing: Mutex<HashMap<String, u16>>,
+    /// Paths answered with a fixed response through `/sandbox/override`.
+    overrides: Mutex<HashMap<String, Canned>>,
     cache: Mutex<HashMap<CacheKey, (u64, Bytes)>>,
 }
+
+/// A response installed by `/sandbox/override`, served as is (raw bytes).
+#[derive(Debug, Clone)]
+struct Canned {
+    status: StatusCode,
+    content_type: HeaderValue,
+    body: Bytes,
+}
+
+/// Largest body `/sandbox/override` accepts: room for a 50 MB bad response.
+const MAX_OVERRIDE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Responses that are costly to render and shared by many requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,6 +64,7 @@ impl AppState {
             clock: AtomicI64::new(now),
             faults,
             failing: Mutex::new(HashMap::new()),
+            overrides: Mutex::new(HashMap::new()),
             cache: Mutex::new(HashMap::new()),
         }
     }
@@ -76,6 +90,11 @@ impl AppState {
     fn failing_status(&self, path: &str) -> Option<u16> {
         let failing = self.failing.lock().unwrap_or_else(|e| e.into_inner());
         failing.get(path).copied()
+    }
+
+    fn canned(&self, path: &str) -> Option<Canned> {
+        let overrides = self.overrides.lock().unwrap_or_else(|e| e.into_inner());
+        overrides.get(path).cloned()
     }
 
     fn cached(&self, ws: &WorldState, key: CacheKey, render: impl FnOnce() -> Vec<u8>) -> Bytes {
@@ -118,6 +137,12 @@ pub(crate) fn router(state: Shared) -> Router {
         .nest("/v1/api", api)
         .route("/sandbox/advance", post(advance))
         .route("/sandbox/fail", post(fail).delete(heal))
+        .route(
+            "/sandbox/override",
+            post(install_override)
+                .delete(remove_override)
+                .layer(DefaultBodyLimit::max(MAX_OVERRIDE_BYTES)),
+        )
         .route("/sandbox/remove-project", post(remove_project))
         .route("/sandbox/health", get(health))
         .fallback(unknown_route)
@@ -460,6 +485,14 @@ async fn inject_faults(State(s): State<Shared>, req: Request, next: Next) -> Res
     if let Some(status) = s.failing_status(&path) {
         return ApiError::new(status, "injected failure (/sandbox/fail)").into_response();
     }
+    if let Some(canned) = s.canned(&path) {
+        return (
+            canned.status,
+            [(header::CONTENT_TYPE, canned.content_type)],
+            canned.body,
+        )
+            .into_response();
+    }
     let Some(fault) = s.faults.decide() else {
         return next.run(req).await;
     };
@@ -591,6 +624,63 @@ async fn heal(State(s): State<Shared>, headers: HeaderMap, query: QueryMap) -> A
     require_jwt(&s, &headers)?;
     let path = query_param(query, "path")?;
     s.failing
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&path);
+    Ok(ok(&br#"{"success":true}"#[..]))
+}
+
+/// `POST /sandbox/override?path=/v1/api/...&status=200&content_type=application/json`:
+/// the request body becomes the answer for that exact path from now on, byte for
+/// byte (no JSON check, so tests can serve any bad response, up to 64 MB).
+async fn install_override(
+    State(s): State<Shared>,
+    headers: HeaderMap,
+    query: QueryMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Answer {
+    require_jwt(&s, &headers)?;
+    let params = query_params(query)?;
+    let path = params
+        .get("path")
+        .filter(|p| p.starts_with('/'))
+        .ok_or_else(|| {
+            ApiError::bad_request("query parameter `path` (starting with /) is required")
+        })?;
+    let status = match params.get("status") {
+        None => StatusCode::OK,
+        Some(raw) => raw
+            .parse::<u16>()
+            .ok()
+            .and_then(|c| StatusCode::from_u16(c).ok())
+            .filter(|c| c.as_u16() >= 200)
+            .ok_or_else(|| ApiError::bad_request(format!("status must be 200-999, got `{raw}`")))?,
+    };
+    let content_type = match params.get("content_type") {
+        None => HeaderValue::from_static("application/json"),
+        Some(raw) => HeaderValue::from_str(raw)
+            .map_err(|_| ApiError::bad_request(format!("bad content_type `{raw}`")))?,
+    };
+    let body = body.map_err(|e| ApiError::bad_request(format!("unreadable body: {e}")))?;
+    s.overrides
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(
+            path.clone(),
+            Canned {
+                status,
+                content_type,
+                body,
+            },
+        );
+    Ok(ok(&br#"{"success":true}"#[..]))
+}
+
+/// `DELETE /sandbox/override?path=...`: the path answers normally again.
+async fn remove_override(State(s): State<Shared>, headers: HeaderMap, query: QueryMap) -> Answer {
+    require_jwt(&s, &headers)?;
+    let path = query_param(query, "path")?;
+    s.overrides
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .remove(&path);

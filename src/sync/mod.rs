@@ -174,7 +174,13 @@ pub async fn run(
     // the queue.
     let errors = std::mem::take(&mut crawl.errors);
     drop(crawl);
-    let totals = writer.finish(ending).await?;
+    let totals = match writer.finish(ending).await {
+        Ok(totals) => totals,
+        Err(e) => {
+            mark_failed(opts, run_id, requests, bytes, &e);
+            return Err(e);
+        }
+    };
     Ok(SyncOutcome {
         run_id,
         status,
@@ -404,6 +410,24 @@ impl Crawl {
                 self.suppressed
             )
         })
+    }
+}
+
+/// The writer failed (disk full, I/O error): its last transaction rolled back and
+/// earlier ones stand. Marks the run `failed` with the reason on a fresh connection,
+/// when the disk still allows that small write; otherwise the next sync marks it
+/// `aborted`.
+fn mark_failed(opts: &SyncOptions, run_id: i64, requests: u64, bytes: u64, error: &MirrorError) {
+    let totals = RunTotals {
+        requests,
+        bytes,
+        ..RunTotals::default()
+    };
+    let message = format!("the mirror could not be written: {error}");
+    let marked = mirror::open_rw(&opts.db)
+        .and_then(|conn| runs::finish(&conn, run_id, RunStatus::Failed, &totals, Some(&message)));
+    if let Err(e) = marked {
+        tracing::warn!(run_id, error = %e, "cannot mark the run failed; the next sync marks it aborted");
     }
 }
 

@@ -5,9 +5,13 @@
 mod common;
 
 mod api_ops;
+mod bad_input;
+mod concurrency;
 mod daemon;
+mod disk_full;
 mod faults;
 mod html;
 mod parsing_props;
 mod reports_e2e;
+mod security;
 mod sync_mirror;

@@ -1,0 +1,777 @@
+//! Issue "reliability and security": the bad-response corpus. Every file under
+//! `tests/bad_responses/` (plus the generated cases below: a 50 MB body and
+//! 10,000-deep nesting) is served over HTTP for one entity of one operation through
+//! `/sandbox/override`, on a day after a clean sync. The sync must not panic, must
+//! end `partial` (`failed` when discovery itself is broken), must record an error
+//! naming the operation, the entity and what was wrong, must keep the entity's
+//! previous data, and must store everything else exactly as a clean sync does.
+//!
+//! File names say what is served: `op<N>-<what>.<ext>`; `-http-<status>-` sets the
+//! status (200 otherwise); the extension sets the content type (`.bin` claims JSON).
+
+use crate::common;
+use orgledger::api::Client;
+use orgledger::api::client::{ClientConfig, Credentials};
+use orgledger::api::pacing::Backoff;
+use orgledger::api::secret::Secret;
+use orgledger::mirror::runs::RunStatus;
+use orgledger::mirror::spec::{self, TableSpec};
+use orgledger::sandbox::{Profile, SandboxHandle};
+use orgledger::sync;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What each corpus file must produce: a substring of the recorded message that
+/// says what was wrong (the operation, path and entity are checked for all).
+const EXPECTED: &[(&str, &str)] = &[
+    ("op6-success-missing.json", "missing field `success`"),
+    (
+        "op6-success-null.json",
+        "invalid type: null, expected a boolean",
+    ),
+    (
+        "op6-success-string.json",
+        "invalid type: string \"true\", expected a boolean",
+    ),
+    (
+        "op6-success-false.json",
+        "success=false: Project is being migrated, try again later",
+    ),
+    (
+        "op6-success-false-no-error.json",
+        "success=false: (no error text)",
+    ),
+    (
+        "op6-payload-missing.json",
+        "the response has no `project` object",
+    ),
+    (
+        "op6-project-null.json",
+        "the response has no `project` object",
+    ),
+    (
+        "op6-project-is-list.json",
+        "invalid type: map, expected an integer (a number without fractional part) at line 1 column 30",
+    ),
+    (
+        "op6-id-is-word.json",
+        "invalid type: string \"forty-two\", expected an integer",
+    ),
+    (
+        "op6-id-fraction.json",
+        "invalid value: floating point `42.5`, expected an integer",
+    ),
+    (
+        "op6-huge-integer.json",
+        "out of range for a 64-bit signed integer",
+    ),
+    ("op6-number-out-of-range.json", "number out of range"),
+    ("op6-nan-literal.json", "expected value at line 1"),
+    (
+        "op6-infinity-literal.json",
+        "invalid number at line 1 column 75",
+    ),
+    (
+        "op6-nan-string.json",
+        "invalid type: string \"NaN\", expected an integer",
+    ),
+    (
+        "op6-timestamp-garbage.json",
+        "invalid timestamp \"the day before yesterday\"",
+    ),
+    (
+        "op6-devices-is-object.json",
+        "invalid type: map, expected a sequence",
+    ),
+    (
+        "op6-bool-is-string.json",
+        "invalid type: string \"yes\", expected a boolean",
+    ),
+    ("op6-truncated.json", "EOF while parsing a string"),
+    ("op6-trailing-garbage.json", "trailing characters"),
+    ("op6-duplicate-field.json", "duplicate field `success`"),
+    (
+        "op6-top-level-array.json",
+        "invalid type: map, expected a boolean at line 1 column 1",
+    ),
+    (
+        "op6-top-level-null.json",
+        "invalid type: null, expected struct ProjectInfoResponse",
+    ),
+    (
+        "op6-top-level-string.json",
+        "invalid type: string \"OK\", expected struct ProjectInfoResponse",
+    ),
+    ("op6-jsonp.txt", "expected value at line 1 column 1"),
+    ("op6-plain-text.txt", "expected value at line 1 column 1"),
+    ("op6-empty-body.json", "the body is empty"),
+    ("op6-whitespace-only.json", "the body is empty"),
+    (
+        "op6-html-error-page.html",
+        "got markup (an HTML or XML page): an HTML page titled \"Gateway Timeout - upstream took too long\"",
+    ),
+    ("op6-xml-error.xml", "got markup (an HTML or XML page)"),
+    (
+        "op6-http-502-html.html",
+        "HTTP 502: an HTML page titled \"502 Bad Gateway\"",
+    ),
+    ("op6-http-404-json.json", "HTTP 404: Project not found"),
+    ("op6-invalid-utf8.bin", "the body is not valid UTF-8"),
+    ("op6-utf16-bom.bin", "the body is not valid UTF-8"),
+    ("op2-success-missing.json", "missing field `success`"),
+    (
+        "op2-user-is-list.json",
+        "invalid type: map, expected an integer (a number without fractional part) at line 1 column 27",
+    ),
+    ("op2-user-null.json", "the response has no `user` object"),
+    (
+        "op2-daily-metrics-is-object.json",
+        "invalid type: map, expected a sequence",
+    ),
+    (
+        "op2-metric-huge-integer.json",
+        "out of range for a 64-bit signed integer",
+    ),
+    ("op2-metric-nan.json", "expected value at line 1"),
+    (
+        "op2-html-error-page.html",
+        "an HTML page titled \"Sign in - Corporate SSO\"",
+    ),
+    (
+        "op2-http-503-html.html",
+        "HTTP 503: an HTML page titled \"503 Service Temporarily Unavailable\"",
+    ),
+    ("op2-http-500-empty.json", "HTTP 500: (empty body)"),
+    ("op2-empty-body.json", "the body is empty"),
+    ("op2-invalid-utf8.bin", "the body is not valid UTF-8"),
+    (
+        "op1-success-null.json",
+        "invalid type: null, expected a boolean",
+    ),
+    (
+        "op1-organization-missing.json",
+        "the response has no `organization` object",
+    ),
+    (
+        "op1-organization-is-list.json",
+        "invalid length 1, expected struct Organization with 16 elements",
+    ),
+    (
+        "op1-users-is-string.json",
+        "invalid type: string \"everyone\", expected a sequence",
+    ),
+    (
+        "op1-limits-wrong-type.json",
+        "invalid type: string \"lots\", expected a number",
+    ),
+    ("op1-truncated.json", "EOF while parsing"),
+    (
+        "op1-html-error-page.html",
+        "an HTML page titled \"Maintenance\"",
+    ),
+    (
+        "op1-http-429-rate-limited.json",
+        "HTTP 429: Too many requests, slow down",
+    ),
+    ("op1-invalid-utf8.bin", "the body is not valid UTF-8"),
+    ("op3-success-missing.json", "missing field `success`"),
+    (
+        "op3-organizations-is-object.json",
+        "invalid type: map, expected a sequence",
+    ),
+    (
+        "op3-id-is-word.json",
+        "invalid type: string \"one\", expected an integer",
+    ),
+    (
+        "op3-html-error-page.html",
+        "an HTML page titled \"401 Authorization Required\"",
+    ),
+    (
+        "op5-projects-is-object.json",
+        "invalid type: map, expected a sequence",
+    ),
+    (
+        "op5-success-false.json",
+        "success=false: listing is disabled for maintenance",
+    ),
+    ("op5-invalid-utf8.bin", "the body is not valid UTF-8"),
+    ("op7-empty-body.json", "the body is empty"),
+];
+
+/// One bad response and where it is served.
+struct Case {
+    name: String,
+    op: u8,
+    status: u16,
+    content_type: &'static str,
+    body: Vec<u8>,
+    expected: String,
+}
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_responses")
+}
+
+fn case_from_file(name: &str, expected: &str) -> Case {
+    let body = std::fs::read(corpus_dir().join(name)).expect("corpus file");
+    let op = name
+        .strip_prefix("op")
+        .and_then(|rest| rest.get(..1))
+        .and_then(|d| d.parse().ok())
+        .unwrap_or_else(|| panic!("{name}: the name must start with op<N>-"));
+    let status = name
+        .split("-http-")
+        .nth(1)
+        .and_then(|rest| rest.get(..3))
+        .map_or(200, |code| code.parse().expect("a status after -http-"));
+    let content_type = match name.rsplit('.').next() {
+        Some("html") => "text/html",
+        Some("xml") => "application/xml",
+        Some("txt") => "text/plain",
+        _ => "application/json",
+    };
+    Case {
+        name: name.to_string(),
+        op,
+        status,
+        content_type,
+        body,
+        expected: expected.to_string(),
+    }
+}
+
+/// Cases too big or too regular to keep as files.
+fn generated() -> Vec<Case> {
+    const MB50: usize = 50 * 1024 * 1024;
+    let mut big = Vec::with_capacity(MB50 + 64);
+    big.extend_from_slice(br#"{"padding": ""#);
+    big.resize(MB50, b'a');
+    big.extend_from_slice(br#"", "project": {"id": 1}}"#);
+    let depth = 10_000;
+    let mut arrays = br#"{"success": true, "project": {"id": 1}, "csvImportConfig": "#.to_vec();
+    arrays.extend(std::iter::repeat_n(b'[', depth));
+    arrays.extend(std::iter::repeat_n(b']', depth));
+    arrays.push(b'}');
+    let mut objects = br#"{"success": true, "project": {"id": 1, "metadata": "#.to_vec();
+    for _ in 0..depth {
+        objects.extend_from_slice(br#"{"a": "#);
+    }
+    objects.extend_from_slice(b"null");
+    objects.extend(std::iter::repeat_n(b'}', depth + 2));
+    let case = |name: &str, body: Vec<u8>, expected: &str| Case {
+        name: name.to_string(),
+        op: 6,
+        status: 200,
+        content_type: "application/json",
+        body,
+        expected: expected.to_string(),
+    };
+    vec![
+        case(
+            "op6-generated-50mb-success-missing",
+            big,
+            "missing field `success`",
+        ),
+        case(
+            "op6-generated-10000-nested-arrays",
+            arrays,
+            "recursion limit exceeded",
+        ),
+        case(
+            "op6-generated-10000-nested-objects",
+            objects,
+            "recursion limit exceeded",
+        ),
+    ]
+}
+
+fn corpus() -> Vec<Case> {
+    let mut on_disk: Vec<String> = std::fs::read_dir(corpus_dir())
+        .expect("tests/bad_responses")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = EXPECTED.iter().map(|(n, _)| n.to_string()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed, "every corpus file is listed in EXPECTED");
+    let mut cases: Vec<Case> = EXPECTED
+        .iter()
+        .map(|(name, expected)| case_from_file(name, expected))
+        .collect();
+    cases.extend(generated());
+    cases
+}
+
+/// Quick retries: the corpus is served persistently, so every retry fails too.
+fn client(sb: &SandboxHandle) -> Client {
+    let creds = Credentials {
+        api_key: None,
+        jwt: Some(Secret::new(sb.info.jwt.clone())),
+    };
+    let mut cfg = ClientConfig::new(sb.info.url.clone(), creds);
+    cfg.backoff = Backoff {
+        base: Duration::from_millis(2),
+        cap: Duration::from_millis(10),
+        max_retries: 2,
+    };
+    Client::new(cfg).expect("client")
+}
+
+async fn set_override(sb: &SandboxHandle, case: &Case, path: &str) {
+    let url = format!(
+        "{}/sandbox/override?path={path}&status={}&content_type={}",
+        sb.info.url, case.status, case.content_type
+    );
+    let resp = reqwest::Client::new()
+        .post(url)
+        .header("x-jwt-token", &sb.info.jwt)
+        .body(case.body.clone())
+        .send()
+        .await
+        .expect("override installed");
+    assert_eq!(resp.status().as_u16(), 200, "{}", case.name);
+}
+
+async fn clear_override(sb: &SandboxHandle, path: &str) {
+    let resp = reqwest::Client::new()
+        .delete(format!("{}/sandbox/override?path={path}", sb.info.url))
+        .header("x-jwt-token", &sb.info.jwt)
+        .send()
+        .await
+        .expect("override cleared");
+    assert_eq!(resp.status().as_u16(), 200);
+}
+
+/// Entities whose rows a case may leave old: the targeted one, and what only it
+/// leads to (members only it lists, projects only a failed list names).
+#[derive(Default)]
+struct Untouched {
+    projects: BTreeSet<i64>,
+    users: BTreeSet<i64>,
+    orgs: BTreeSet<i64>,
+}
+
+fn list(ids: &BTreeSet<i64>) -> String {
+    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+}
+
+impl Untouched {
+    /// SQL selecting the rows of `table` that belong to these entities (None: none do).
+    fn clause(&self, table: &TableSpec) -> Option<String> {
+        let mut parts = Vec::new();
+        let has = |c: &str| table.index_of(c).is_some();
+        let (p, u, o) = (list(&self.projects), list(&self.users), list(&self.orgs));
+        match table.name {
+            "projects" => parts.push(format!("id IN ({p})")),
+            "users" => parts.push(format!("id IN ({u})")),
+            "organizations" => parts.push(format!("id IN ({o})")),
+            "experiments" => parts.push(format!(
+                "(scope_kind = 'project' AND scope_id IN ({p})) OR (scope_kind = 'user' AND scope_id IN ({u})) OR (scope_kind = 'organization' AND scope_id IN ({o}))"
+            )),
+            "user_organizations" | "user_organization_links" | "trials" | "daily_metrics" => {
+                parts.push(format!("user_id IN ({u})"))
+            }
+            _ if has("project_id") => parts.push(format!("project_id IN ({p})")),
+            _ if has("organization_id") => parts.push(format!("organization_id IN ({o})")),
+            _ => {}
+        }
+        parts.pop()
+    }
+}
+
+type Snapshot = BTreeMap<(&'static str, String), Vec<u8>>;
+
+/// Key → content hash of the rows of every table that `filter` keeps.
+fn snapshot(
+    conn: &rusqlite::Connection,
+    filter: impl Fn(&TableSpec) -> Option<String>,
+) -> Snapshot {
+    let mut out = Snapshot::new();
+    for table in spec::TABLES {
+        let Some(filter) = filter(table) else {
+            continue;
+        };
+        let key: Vec<String> = table
+            .key
+            .iter()
+            .map(|c| format!("CAST(\"{}\" AS TEXT)", c.name))
+            .collect();
+        let sql = format!(
+            "SELECT {}, content_hash FROM {} WHERE {filter}",
+            key.join(" || '|' || "),
+            table.name
+        );
+        let mut stmt = conn.prepare(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })
+            .expect("rows");
+        for row in rows {
+            let (k, h) = row.expect("row");
+            out.insert((table.name, k), h);
+        }
+    }
+    out
+}
+
+/// Live rows that do not belong to `untouched`.
+fn others(conn: &rusqlite::Connection, untouched: &Untouched) -> Snapshot {
+    snapshot(conn, |t| {
+        Some(match untouched.clause(t) {
+            Some(c) => format!("removed_at IS NULL AND NOT ({c})"),
+            None => "removed_at IS NULL".into(),
+        })
+    })
+}
+
+/// All rows (live or not) of the untouched entities, except the project rows that
+/// the project lists and organizations also carry (those are refreshed from there).
+fn kept(conn: &rusqlite::Connection, untouched: &Untouched) -> Snapshot {
+    snapshot(conn, |t| match t.name {
+        "projects" | "project_collaborators" => None,
+        _ => untouched.clause(t),
+    })
+}
+
+fn ids(conn: &rusqlite::Connection, sql: &str) -> Vec<i64> {
+    let mut stmt = conn.prepare(sql).expect("sql");
+    stmt.query_map([], |r| r.get(0))
+        .expect("rows")
+        .collect::<Result<_, _>>()
+        .expect("ids")
+}
+
+/// Where a case is served and what it may leave old.
+struct Target {
+    /// The path served badly.
+    path: String,
+    /// The operation and entity the error must name.
+    operation: &'static str,
+    entity: Option<String>,
+    /// The entity the bad answer belongs to: its rows must stay as they were.
+    kept: Untouched,
+    /// What may be old after the bad run: the entity and what only it leads to
+    /// (members only it lists, its projects, projects only a failed list names).
+    stale: Untouched,
+}
+
+/// Active project ids of operation 5 (`ListProjects`) or 7.
+async fn listed(client: &Client, op: u8) -> BTreeSet<i64> {
+    let list = if op == 5 {
+        client.list_projects().await
+    } else {
+        client.list_user_projects().await
+    }
+    .expect("project list")
+    .value
+    .projects;
+    list.iter()
+        .filter(|p| p.deleted_date.is_none())
+        .filter_map(|p| p.id)
+        .collect()
+}
+
+/// The target of a case's operation on the mirror `conn` (clean, current).
+fn target(op: u8, sb: &SandboxHandle, conn: &rusqlite::Connection) -> Target {
+    let mut kept = Untouched::default();
+    let mut stale = Untouched::default();
+    let (path, operation, entity) = match op {
+        1 => {
+            let wl = sb.info.whitelabel_organization_id;
+            let org = ids(
+                conn,
+                &format!("SELECT id FROM organizations WHERE id != {wl} ORDER BY id LIMIT 1"),
+            )[0];
+            kept.orgs.insert(org);
+            stale.orgs.insert(org);
+            stale.users.extend(ids(
+                conn,
+                &format!(
+                    "SELECT user_id FROM organization_members m WHERE organization_id = {org} AND removed_at IS NULL \
+                     AND NOT EXISTS (SELECT 1 FROM organization_members o WHERE o.user_id = m.user_id \
+                     AND o.organization_id != {org} AND o.removed_at IS NULL)"
+                ),
+            ));
+            stale.projects.extend(ids(
+                conn,
+                &format!("SELECT id FROM projects WHERE owner_organization_id = {org}"),
+            ));
+            (
+                format!("/v1/api/organizations/{org}"),
+                "get-organization",
+                Some(format!("organization {org}")),
+            )
+        }
+        2 => {
+            let user = ids(conn, "SELECT id FROM users ORDER BY id LIMIT 1")[0];
+            kept.users.insert(user);
+            stale.users.insert(user);
+            (
+                format!(
+                    "/v1/api/organizations/{}/whitelabel/users/{user}",
+                    sb.info.whitelabel_organization_id
+                ),
+                "get-whitelabel-user",
+                Some(format!("user {user}")),
+            )
+        }
+        3 => {
+            // Discovery fails: nothing is fetched, everything stays as it was.
+            kept.orgs.extend(ids(conn, "SELECT id FROM organizations"));
+            kept.users.extend(ids(conn, "SELECT id FROM users"));
+            kept.projects.extend(ids(conn, "SELECT id FROM projects"));
+            ("/v1/api/organizations".into(), "list-organizations", None)
+        }
+        5 => ("/v1/api/projects".into(), "list-projects", None),
+        7 => ("/v1/api/user/projects".into(), "list-user-projects", None),
+        6 => {
+            let project = ids(
+                conn,
+                "SELECT project_id FROM project_info ORDER BY project_id LIMIT 1",
+            )[0];
+            kept.projects.insert(project);
+            stale.projects.insert(project);
+            (
+                format!("/v1/api/{project}"),
+                "get-project-info",
+                Some(format!("project {project}")),
+            )
+        }
+        other => panic!("no target for operation {other}"),
+    };
+    Target {
+        path,
+        operation,
+        entity,
+        kept,
+        stale,
+    }
+}
+
+/// Runs one case on `mirror` (synced cleanly at the current day); returns the
+/// problems found (empty = pass) and a fresh clean mirror for the next case.
+async fn run_case(
+    sb: &SandboxHandle,
+    client: &Client,
+    case: &Case,
+    mirror: (tempfile::TempDir, PathBuf),
+) -> (Vec<String>, (tempfile::TempDir, PathBuf)) {
+    let mut problems = Vec::new();
+    let (_dir, db) = &mirror;
+    let conn = common::open(db);
+    let Target {
+        path,
+        operation,
+        entity,
+        kept: target_rows,
+        mut stale,
+    } = target(case.op, sb, &conn);
+    let kept_before = kept(&conn, &target_rows);
+    let all_before = others(&conn, &Untouched::default());
+
+    set_override(sb, case, &path).await;
+    assert_eq!(common::admin_post(sb, "/sandbox/advance?days=1").await, 200);
+    let outcome = sync::run(client, &common::sync_opts(sb, db), None)
+        .await
+        .unwrap_or_else(|e| panic!("{}: the sync itself failed: {e}", case.name));
+    clear_override(sb, &path).await;
+    if matches!(case.op, 5 | 7) {
+        // Projects only the failed list names (today) were not fetched this run.
+        let reached = listed(client, 12 - case.op).await;
+        let failed = listed(client, case.op).await;
+        stale.projects.extend(
+            ids(&conn, "SELECT id FROM projects")
+                .into_iter()
+                .chain(failed)
+                .filter(|id| !reached.contains(id)),
+        );
+    }
+    let expected_status = if case.op == 3 {
+        RunStatus::Failed
+    } else {
+        RunStatus::Partial
+    };
+    if outcome.status != expected_status {
+        problems.push(format!(
+            "status {:?}, expected {expected_status:?}",
+            outcome.status
+        ));
+    }
+    let bad_run = outcome.run_id;
+    let mut stmt = conn
+        .prepare(
+            "SELECT operation, entity, http_status, message FROM sync_errors WHERE run_id = ?1",
+        )
+        .expect("sql");
+    let errors: Vec<(String, Option<String>, Option<i64>, String)> = stmt
+        .query_map([bad_run], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .expect("errors")
+        .collect::<Result<_, _>>()
+        .expect("errors");
+    let matching = errors.iter().any(|(op, ent, status, message)| {
+        op == operation
+            && *ent == entity
+            && message.contains(&case.expected)
+            && (message.contains(&path) || entity.as_ref().is_some_and(|e| message.contains(e)))
+            && (case.status == 200 || *status == Some(i64::from(case.status)))
+    });
+    if !matching {
+        problems.push(format!(
+            "no error ({operation}, {entity:?}, \"{}\") among {errors:?}",
+            case.expected
+        ));
+    }
+    if errors.len() != 1 {
+        problems.push(format!(
+            "{} errors instead of one: {errors:?}",
+            errors.len()
+        ));
+    }
+    if errors.iter().any(|e| e.3.contains("panicked")) {
+        problems.push("a fetch task panicked".into());
+    }
+    let removed: i64 = spec::TABLES
+        .iter()
+        .map(|t| {
+            common::count(
+                &conn,
+                &format!(
+                    "SELECT COUNT(*) FROM {} WHERE removed_run = {bad_run}",
+                    t.name
+                ),
+            )
+        })
+        .sum();
+    if removed != 0 {
+        problems.push(format!("{removed} rows marked removed by a partial run"));
+    }
+    if kept(&conn, &target_rows) != kept_before {
+        problems.push("the targeted entity's rows changed".into());
+    }
+    if case.op == 3 && others(&conn, &Untouched::default()) != all_before {
+        problems.push("a failed discovery changed the mirror".into());
+    }
+    drop(stmt);
+
+    // The reference: a clean sync of the same day into a fresh mirror. Apart from
+    // the untouched entities, the bad run stored exactly the same.
+    let next = common::scratch();
+    let reference = sync::run(client, &common::sync_opts(sb, &next.1), None)
+        .await
+        .expect("reference sync");
+    assert_eq!(
+        reference.status,
+        RunStatus::Succeeded,
+        "{}: the sandbox is clean again: {:?}",
+        case.name,
+        reference.errors
+    );
+    if case.op != 3 {
+        // Every row a clean sync of the day has, the bad run stored identically. The
+        // mirror may hold more: rows a complete run would have marked removed (a
+        // partial run never removes), all written before the bad run.
+        let ours = others(&conn, &stale);
+        let theirs = others(&common::open(&next.1), &stale);
+        let differ: Vec<_> = theirs
+            .iter()
+            .filter(|(k, v)| ours.get(*k) != Some(*v))
+            .map(|(k, _)| k.clone())
+            .collect();
+        if !differ.is_empty() {
+            problems.push(format!(
+                "{} rows differ from a clean sync of the day, e.g. {:?}",
+                differ.len(),
+                &differ[..differ.len().min(5)]
+            ));
+        }
+        let fresh = common::count(
+            &conn,
+            &format!(
+                "SELECT COUNT(*) FROM daily_metrics WHERE run_id = {bad_run} AND removed_at IS NULL"
+            ),
+        );
+        if fresh == 0 {
+            problems.push("no daily metrics of the new day".into());
+        }
+    }
+    (problems, next)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_bad_response_is_a_clear_error_and_the_rest_is_stored() {
+    let cases = corpus();
+    assert!(cases.len() >= 40, "only {} cases", cases.len());
+    let sb = common::sandbox(Profile::Tiny).await;
+    let client = client(&sb);
+    let mut mirror = common::scratch();
+    let first = sync::run(&client, &common::sync_opts(&sb, &mirror.1), None)
+        .await
+        .expect("clean sync");
+    assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.errors);
+    let started = Instant::now();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let (problems, next) = run_case(&sb, &client, case, mirror).await;
+        mirror = next;
+        if !problems.is_empty() {
+            failures.push(format!("{}: {}", case.name, problems.join("; ")));
+        }
+    }
+    eprintln!("{} cases in {:?}", cases.len(), started.elapsed());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_override_route_needs_the_jwt_and_serves_bytes_verbatim() {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let admin = common::admin(&sb);
+    let path = format!("/v1/api/{}", sb.info.project_id);
+    let http = reqwest::Client::new();
+    let install = |jwt: &str| {
+        http.post(format!(
+            "{}/sandbox/override?path={path}&status=418&content_type=text/plain",
+            sb.info.url
+        ))
+        .header("x-jwt-token", jwt)
+        .body(&b"\xff teapot"[..])
+        .send()
+    };
+    assert_eq!(
+        install("wrong").await.expect("answer").status().as_u16(),
+        401
+    );
+    assert_eq!(
+        install(&sb.info.jwt)
+            .await
+            .expect("answer")
+            .status()
+            .as_u16(),
+        200
+    );
+    let served = http
+        .get(format!("{}{path}", sb.info.url))
+        .header("x-jwt-token", &sb.info.jwt)
+        .send()
+        .await
+        .expect("served");
+    assert_eq!(served.status().as_u16(), 418);
+    assert_eq!(
+        served.headers()["content-type"].to_str().expect("ascii"),
+        "text/plain"
+    );
+    assert_eq!(&served.bytes().await.expect("body")[..], b"\xff teapot");
+    clear_override(&sb, &path).await;
+    let healed = admin
+        .get_project_info(sb.info.project_id, None)
+        .await
+        .expect("normal again");
+    assert_eq!(
+        healed.value.project.and_then(|p| p.id),
+        Some(sb.info.project_id)
+    );
+}
