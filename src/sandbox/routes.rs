@@ -598,12 +598,7 @@ async fn advance(State(s): State<Shared>, headers: HeaderMap, query: QueryMap) -
 async fn fail(State(s): State<Shared>, headers: HeaderMap, query: QueryMap) -> Answer {
     require_jwt(&s, &headers)?;
     let params = query_params(query)?;
-    let path = params
-        .get("path")
-        .filter(|p| p.starts_with('/'))
-        .ok_or_else(|| {
-            ApiError::bad_request("query parameter `path` (starting with /) is required")
-        })?;
+    let path = path_param(&params)?;
     let status = match params.get("status") {
         None => 500,
         Some(raw) => raw
@@ -617,6 +612,16 @@ async fn fail(State(s): State<Shared>, headers: HeaderMap, query: QueryMap) -> A
         .unwrap_or_else(|e| e.into_inner())
         .insert(path.clone(), status);
     Ok(ok(&br#"{"success":true}"#[..]))
+}
+
+/// The `path` query parameter of the admin routes: an absolute request path.
+fn path_param(params: &HashMap<String, String>) -> Result<&String, ApiError> {
+    params
+        .get("path")
+        .filter(|p| p.starts_with('/'))
+        .ok_or_else(|| {
+            ApiError::bad_request("query parameter `path` (starting with /) is required")
+        })
 }
 
 /// `DELETE /sandbox/fail?path=...`: heal a path.
@@ -641,12 +646,7 @@ async fn install_override(
 ) -> Answer {
     require_jwt(&s, &headers)?;
     let params = query_params(query)?;
-    let path = params
-        .get("path")
-        .filter(|p| p.starts_with('/'))
-        .ok_or_else(|| {
-            ApiError::bad_request("query parameter `path` (starting with /) is required")
-        })?;
+    let path = path_param(&params)?;
     let status = match params.get("status") {
         None => StatusCode::OK,
         Some(raw) => raw
