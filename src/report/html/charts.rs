@@ -8,6 +8,20 @@ use crate::report::ReportError;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
+/// The label of a horizontal bar chart's row. Segment 0 is drawn at the bottom, so
+/// the first bar (the most urgent) is labelled on top.
+fn top_down_label(labels: &[String], v: &SegmentValue<usize>) -> String {
+    match v {
+        SegmentValue::CenterOf(i) => labels
+            .len()
+            .checked_sub(i + 1)
+            .and_then(|k| labels.get(k))
+            .cloned()
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
 type Drawn = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
 /// Width of every chart (fits the 1100 px page column).
@@ -105,15 +119,7 @@ pub fn usage(u: &Usage, warning_pct: f64, exceeded_pct: f64) -> Result<String, R
             .disable_y_mesh()
             .max_light_lines(2)
             .y_labels(n.max(1))
-            .y_label_formatter(&|v| match v {
-                // Index 0 is drawn at the bottom: the most urgent bar goes on top.
-                SegmentValue::CenterOf(i) => n
-                    .checked_sub(i + 1)
-                    .and_then(|k| labels.get(k))
-                    .cloned()
-                    .unwrap_or_default(),
-                _ => String::new(),
-            })
+            .y_label_formatter(&|v| top_down_label(&labels, v))
             .x_label_formatter(&|x| format!("{x:.0} %"))
             .x_desc("share of the limit used (%)")
             .label_style((FONT, 13))
@@ -300,14 +306,7 @@ pub fn trials(t: &Trials, today: i64) -> Result<String, ReportError> {
             .disable_y_mesh()
             .max_light_lines(2)
             .y_labels(n.max(1))
-            .y_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => n
-                    .checked_sub(i + 1)
-                    .and_then(|k| labels.get(k))
-                    .cloned()
-                    .unwrap_or_default(),
-                _ => String::new(),
-            })
+            .y_label_formatter(&|v| top_down_label(&labels, v))
             .x_labels(10)
             .x_label_formatter(&|d| day_label(*d))
             .x_desc("date")
