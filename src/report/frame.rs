@@ -153,6 +153,16 @@ pub struct Nums<T> {
     valid: Option<Vec<bool>>,
 }
 
+impl<T: Copy + Default> From<Vec<Option<T>>> for Nums<T> {
+    fn from(values: Vec<Option<T>>) -> Self {
+        let mut out = Nums::with_capacity(values.len());
+        for v in values {
+            out.push(v);
+        }
+        out
+    }
+}
+
 impl<T: Copy + Default> Nums<T> {
     /// Room for `capacity` values.
     pub fn with_capacity(capacity: usize) -> Self {

@@ -365,7 +365,12 @@ fn bench_large_fixture() {
     for attempt in 1..=3 {
         let started = Instant::now();
         let cpu0 = cpu_seconds();
-        let outcome = run(&fixture_options(&dir, as_of)).expect("run");
+        let mut opts = fixture_options(&dir, as_of);
+        // ORGLEDGER_BENCH_NAMES=a,b limits the run to some reports (for profiling).
+        if let Ok(names) = std::env::var("ORGLEDGER_BENCH_NAMES") {
+            opts.names = names.split(',').map(str::to_string).collect();
+        }
+        let outcome = run(&opts).expect("run");
         let elapsed = started.elapsed();
         eprintln!("cpu time {:.2}s", cpu_seconds() - cpu0);
         let rows: Vec<String> = outcome
