@@ -105,12 +105,25 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         ],
     )?;
 
-    let recent = daily.lazy().filter(
-        col("user_id")
-            .is_not_null()
-            .and(col("day").gt_eq(lit(horizon)))
-            .and(col("day").lt_eq(lit(today))),
-    );
+    // Filtering copies every column; skip it when nothing would be dropped.
+    let in_range = || -> PolarsResult<bool> {
+        let ids = daily.column("user_id")?.i64()?;
+        let days = daily.column("day")?.i64()?;
+        Ok(ids.null_count() == 0
+            && days.null_count() == 0
+            && days.min().is_none_or(|d| d >= horizon)
+            && days.max().is_none_or(|d| d <= today))
+    };
+    let recent = if in_range().map_err(err("checking the days"))? {
+        daily.lazy()
+    } else {
+        daily.lazy().filter(
+            col("user_id")
+                .is_not_null()
+                .and(col("day").gt_eq(lit(horizon)))
+                .and(col("day").lt_eq(lit(today))),
+        )
+    };
     let sort = |lf: LazyFrame| lf.sort(["entity_id", "day"], SortMultipleOptions::default());
 
     // Users: their own daily metrics (read in key order, so usually sorted already).
@@ -133,18 +146,23 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
             .map_err(err("sorting user days"))?
     };
 
-    // White labels: the sum of their users' days.
+    // White labels: the sum of their users' days. Each day row gets its user's white
+    // label by a lookup (cheaper than joining the 1.8M rows of a large mirror).
+    let whitelabel_of = whitelabel_lookup(&users).map_err(err("white label of each user"))?;
+    let row_whitelabel: Vec<Option<i64>> = user_rows
+        .column("entity_id")
+        .and_then(|c| c.i64().cloned())
+        .map_err(err("white label of each day"))?
+        .iter()
+        .map(|user| user.and_then(|u| whitelabel_of.get(&u).copied()))
+        .collect();
+    let mut with_whitelabel = user_rows.clone();
+    with_whitelabel
+        .with_column(frame::Nums::from(row_whitelabel).into_column("whitelabel_id"))
+        .map_err(err("white label of each day"))?;
     let wl_rows = sort(
-        recent
-            .join(
-                users
-                    .clone()
-                    .lazy()
-                    .select([col("user_id"), col("whitelabel_id")]),
-                [col("user_id")],
-                [col("user_id")],
-                JoinArgs::new(JoinType::Inner),
-            )
+        with_whitelabel
+            .lazy()
             .filter(col("whitelabel_id").is_not_null())
             .group_by([col("whitelabel_id").alias("entity_id"), col("day")])
             .agg([
@@ -218,6 +236,10 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         &mut series,
     )?;
 
+    // The sparse inputs are not needed any more: give their memory back before the
+    // windows allocate theirs.
+    drop((user_rows, wl_rows, org_levels));
+
     // Series are dense and sorted, so "the same series `n` rows up" is "n days earlier".
     let same_series = |n: i64| col("series").eq(col("series").shift(lit(n)));
     let back = |e: Expr, n: i64| {
@@ -272,13 +294,11 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         .filter(col("day").gt(lit(today - 30)))
         .with_columns([lit(0i64).alias("period_order"), col("day").alias("start")])
         .select(period_columns());
-    let weeks = periods(&base, "week_start", week_start(today) - 7 * 12, 1);
-    let months = periods(
-        &base,
-        "month_start",
-        months_back(today, 11).unwrap_or(today - 335),
-        2,
-    );
+    let first_week = week_start(today) - 7 * 12;
+    let weeks = periods(&base, "week_start", first_week - 7, first_week, 1);
+    let first_month = months_back(today, 11).unwrap_or(today - 335);
+    let month_before = months_back(today, 12).unwrap_or(first_month - 31);
+    let months = periods(&base, "month_start", month_before, first_month, 2);
 
     let kind_text = when(col("kind").eq(lit(USER)))
         .then(lit(KINDS[0]))
@@ -392,6 +412,17 @@ fn read_daily(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
     Ok(out)
 }
 
+/// user id → white label id, from the `users` section.
+fn whitelabel_lookup(users: &DataFrame) -> PolarsResult<std::collections::HashMap<i64, i64>> {
+    let ids = users.column("user_id")?.i64()?;
+    let whitelabels = users.column("whitelabel_id")?.i64()?;
+    Ok(ids
+        .iter()
+        .zip(whitelabels.iter())
+        .filter_map(|(u, w)| Some((u?, w?)))
+        .collect())
+}
+
 /// Whether rows are in (entity_id, day) order, nulls aside.
 fn is_sorted(df: &DataFrame) -> bool {
     let (Ok(ids), Ok(days)) = (
@@ -429,13 +460,14 @@ fn period_columns() -> [Expr; 10] {
 }
 
 /// Week or month rows: totals per period, the rolling sums at the period's last day,
-/// and the previous period's total; periods starting before `first` are dropped
-/// after the change is computed.
+/// and the previous period's total. Periods from `read_from` on are summed (so the
+/// one before `first` is there for the change); those from `first` on are kept.
 ///
 /// No group-by: `base` is dense and sorted by (series, day), so each (series, period)
 /// is a block of consecutive rows, and a block's total is the difference of running
-/// sums between its last row and the previous block's last row.
-fn periods(base: &DataFrame, start: &str, first: i64, order: i64) -> LazyFrame {
+/// sums between its last row and the previous block's last row. That holds on any
+/// selection of whole blocks, such as the periods from `read_from` on.
+fn periods(base: &DataFrame, start: &str, read_from: i64, first: i64, order: i64) -> LazyFrame {
     let block_end = col("series")
         .neq(col("series").shift(lit(-1)))
         .or(col(start).neq(col(start).shift(lit(-1))))
@@ -476,6 +508,7 @@ fn periods(base: &DataFrame, start: &str, first: i64, order: i64) -> LazyFrame {
     diffs.push(diff("rows"));
     base.clone()
         .lazy()
+        .filter(col(start).gt_eq(lit(read_from)))
         .with_columns(running_cols)
         .filter(col("block_end"))
         .with_columns(diffs)
@@ -601,39 +634,22 @@ fn densify(
     table: &mut SeriesTable,
 ) -> Result<DataFrame, ReportError> {
     let err = || pl(report, "filling calendar gaps");
-    let ids: Vec<Option<i64>> = df
-        .column("entity_id")
-        .map_err(err())?
-        .i64()
-        .map_err(err())?
-        .iter()
-        .collect();
-    let days: Vec<Option<i64>> = df
-        .column("day")
-        .map_err(err())?
-        .i64()
-        .map_err(err())?
-        .iter()
-        .collect();
-    let mut input: Vec<Vec<Option<f64>>> = Vec::with_capacity(values.len());
+    let ids = Input::<Int64Type>::of(df, "entity_id").map_err(err())?;
+    let days = Input::<Int64Type>::of(df, "day").map_err(err())?;
+    let mut input = Vec::with_capacity(values.len());
     for v in values {
-        let c = df
-            .column(v)
-            .map_err(err())?
-            .cast(&DataType::Float64)
-            .map_err(err())?;
-        input.push(c.f64().map_err(err())?.iter().collect());
+        input.push(Input::<Float64Type>::of(df, v).map_err(err())?);
     }
-    let mut out = Dense::new(ids.len(), values.len());
+    let mut out = Dense::new(df.height(), values.len());
     let mut prev: Option<(i64, i64, i64)> = None; // (series, entity, day)
-    for r in 0..ids.len() {
-        let (Some(id), Some(day)) = (ids[r], days[r]) else {
+    for r in 0..df.height() {
+        let (Some(id), Some(day)) = (ids.get(r), days.get(r)) else {
             continue;
         };
         let series = match prev {
             Some((series, pid, pday)) if pid == id => {
                 if day <= pday {
-                    out.merge(fill, input.iter().map(|v| v[r]));
+                    out.merge(fill, &input, r);
                     continue;
                 }
                 for gap in pday + 1..day {
@@ -651,7 +667,10 @@ fn densify(
             }
             None => table.add(kind, id),
         };
-        out.push(series, day, calendar, input.iter().map(|v| v[r]));
+        out.push(series, day, calendar);
+        for (col, values) in out.values.iter_mut().zip(&input) {
+            col.push(values.get(r));
+        }
         prev = Some((series, id, day));
     }
     if let (Some((series, _, pday)), Some(end)) = (prev, until) {
@@ -662,13 +681,38 @@ fn densify(
     out.frame(values).map_err(err())
 }
 
+/// A numeric input column: borrowed as a slice when it has no nulls (no copy),
+/// collected otherwise.
+enum Input<'a, T: PolarsNumericType> {
+    Dense(&'a [T::Native]),
+    Sparse(Vec<Option<T::Native>>),
+}
+
+impl<'a, T: PolarsNumericType> Input<'a, T> {
+    fn of(df: &'a DataFrame, name: &str) -> PolarsResult<Self> {
+        let ca: &ChunkedArray<T> = df.column(name)?.as_materialized_series().unpack::<T>()?;
+        Ok(match ca.cont_slice() {
+            Ok(slice) => Input::Dense(slice),
+            Err(_) => Input::Sparse(ca.iter().collect()),
+        })
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<T::Native> {
+        match self {
+            Input::Dense(v) => v.get(i).copied(),
+            Input::Sparse(v) => v.get(i).copied().flatten(),
+        }
+    }
+}
+
 /// The columns of a dense series being built.
 struct Dense {
     series: Vec<i64>,
     day: Vec<i64>,
     week: Vec<i64>,
     month: Vec<i64>,
-    values: Vec<Vec<Option<f64>>>,
+    values: Vec<frame::Nums<f64>>,
 }
 
 impl Dense {
@@ -678,48 +722,41 @@ impl Dense {
             day: Vec::with_capacity(capacity),
             week: Vec::with_capacity(capacity),
             month: Vec::with_capacity(capacity),
-            values: vec![Vec::with_capacity(capacity); width],
+            values: (0..width)
+                .map(|_| frame::Nums::with_capacity(capacity))
+                .collect(),
         }
     }
 
-    fn push(
-        &mut self,
-        series: i64,
-        day: i64,
-        calendar: &Calendar,
-        values: impl Iterator<Item = Option<f64>>,
-    ) {
+    /// The key columns of a new row (its values are pushed by the caller).
+    fn push(&mut self, series: i64, day: i64, calendar: &Calendar) {
         self.series.push(series);
         self.day.push(day);
         self.week.push(week_start(day));
         self.month.push(calendar.month_start(day));
-        for (col, v) in self.values.iter_mut().zip(values) {
-            col.push(v);
+    }
+
+    /// A day without a record.
+    fn gap(&mut self, fill: Fill, series: i64, day: i64, calendar: &Calendar) {
+        self.push(series, day, calendar);
+        for col in &mut self.values {
+            let value = match fill {
+                Fill::Zero => Some(0.0),
+                Fill::Forward => col.last(),
+            };
+            col.push(value);
         }
     }
 
-    fn gap(&mut self, fill: Fill, series: i64, day: i64, calendar: &Calendar) {
-        let filled: Vec<Option<f64>> = self
-            .values
-            .iter()
-            .map(|col| match fill {
-                Fill::Zero => Some(0.0),
-                Fill::Forward => col.last().copied().flatten(),
-            })
-            .collect();
-        self.push(series, day, calendar, filled.into_iter());
-    }
-
     /// A second row for the same day: flows add up, levels keep the latest.
-    fn merge(&mut self, fill: Fill, values: impl Iterator<Item = Option<f64>>) {
-        for (col, v) in self.values.iter_mut().zip(values) {
-            if let Some(last) = col.last_mut() {
-                *last = match (fill, *last, v) {
-                    (Fill::Zero, Some(a), Some(b)) => Some(a + b),
-                    (Fill::Zero, a, None) => a,
-                    (_, _, b) => b,
-                };
-            }
+    fn merge(&mut self, fill: Fill, input: &[Input<'_, Float64Type>], r: usize) {
+        for (col, values) in self.values.iter_mut().zip(input) {
+            let merged = match (fill, col.last(), values.get(r)) {
+                (Fill::Zero, Some(a), Some(b)) => Some(a + b),
+                (Fill::Zero, a, None) => a,
+                (_, _, b) => b,
+            };
+            col.set_last(merged);
         }
     }
 
@@ -732,7 +769,7 @@ impl Dense {
             Column::new("month_start".into(), self.month),
         ];
         for (name, values) in names.iter().zip(self.values) {
-            columns.push(frame::numeric_column(name, values));
+            columns.push(values.into_column(name));
         }
         DataFrame::new(height, columns)
     }

@@ -145,12 +145,126 @@ fn bind(
     Ok(())
 }
 
+/// The values of a numeric column: plain values plus a validity mask that exists
+/// only once a null was seen, so a column without nulls goes to polars without a copy.
+#[derive(Debug, Default)]
+pub struct Nums<T> {
+    values: Vec<T>,
+    valid: Option<Vec<bool>>,
+}
+
+impl<T: Copy + Default> From<Vec<Option<T>>> for Nums<T> {
+    fn from(values: Vec<Option<T>>) -> Self {
+        let mut out = Nums::with_capacity(values.len());
+        for v in values {
+            out.push(v);
+        }
+        out
+    }
+}
+
+impl<T: Copy + Default> Nums<T> {
+    /// Room for `capacity` values.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Nums {
+            values: Vec::with_capacity(capacity),
+            valid: None,
+        }
+    }
+
+    /// `n` nulls.
+    fn nulls(n: usize) -> Self {
+        Nums {
+            values: vec![T::default(); n],
+            valid: (n > 0).then(|| vec![false; n]),
+        }
+    }
+
+    /// Appends a value or a null.
+    #[inline]
+    pub fn push(&mut self, value: Option<T>) {
+        match value {
+            Some(v) => {
+                self.values.push(v);
+                if let Some(valid) = &mut self.valid {
+                    valid.push(true);
+                }
+            }
+            None => {
+                let n = self.values.len();
+                self.valid.get_or_insert_with(|| vec![true; n]).push(false);
+                self.values.push(T::default());
+            }
+        }
+    }
+
+    /// The last value (None when empty or null).
+    pub fn last(&self) -> Option<T> {
+        let i = self.values.len().checked_sub(1)?;
+        self.get(i)
+    }
+
+    /// Replaces the last value.
+    pub fn set_last(&mut self, value: Option<T>) {
+        let Some(i) = self.values.len().checked_sub(1) else {
+            return;
+        };
+        match value {
+            Some(v) => {
+                self.values[i] = v;
+                if let Some(valid) = &mut self.valid {
+                    valid[i] = true;
+                }
+            }
+            None => {
+                let n = self.values.len();
+                self.valid.get_or_insert_with(|| vec![true; n])[i] = false;
+            }
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<T> {
+        let valid = self.valid.as_ref().is_none_or(|v| v[i]);
+        valid.then(|| self.values[i])
+    }
+
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    fn map<U: Copy + Default>(&self, f: impl Fn(T) -> U) -> Nums<U> {
+        Nums {
+            values: self.values.iter().map(|v| f(*v)).collect(),
+            valid: self.valid.clone(),
+        }
+    }
+
+    /// The polars column.
+    pub fn into_column(self, name: &str) -> Column
+    where
+        Series: NamedFrom<Vec<T>, [T]> + NamedFrom<Vec<Option<T>>, [Option<T>]>,
+    {
+        match self.valid {
+            None => Column::new(name.into(), self.values),
+            Some(valid) => {
+                let values: Vec<Option<T>> = self
+                    .values
+                    .into_iter()
+                    .zip(valid)
+                    .map(|(v, ok)| ok.then_some(v))
+                    .collect();
+                Column::new(name.into(), values)
+            }
+        }
+    }
+}
+
 /// The values of one column so far.
 enum Data {
     /// Only nulls seen (and no declared kind).
     Unknown,
-    Int(Vec<Option<i64>>),
-    Real(Vec<Option<f64>>),
+    Int(Nums<i64>),
+    Real(Nums<f64>),
     Text(Vec<Option<String>>),
 }
 
@@ -167,8 +281,8 @@ impl Builder {
     fn new(hint: Option<Kind>) -> Self {
         let data = match hint {
             None => Data::Unknown,
-            Some(Kind::Int | Kind::Day) => Data::Int(Vec::new()),
-            Some(Kind::Real) => Data::Real(Vec::new()),
+            Some(Kind::Int | Kind::Day) => Data::Int(Nums::default()),
+            Some(Kind::Real) => Data::Real(Nums::default()),
             Some(Kind::Text) => Data::Text(Vec::new()),
         };
         Builder { hint, len: 0, data }
@@ -196,8 +310,8 @@ impl Builder {
             (Data::Unknown, first) => {
                 let nulls = self.len;
                 self.data = match first {
-                    ValueRef::Integer(_) => Data::Int(vec![None; nulls]),
-                    ValueRef::Real(_) => Data::Real(vec![None; nulls]),
+                    ValueRef::Integer(_) => Data::Int(Nums::nulls(nulls)),
+                    ValueRef::Real(_) => Data::Real(Nums::nulls(nulls)),
                     _ => Data::Text(vec![None; nulls]),
                 };
                 return self.push(first);
@@ -205,7 +319,7 @@ impl Builder {
             (Data::Int(v), ValueRef::Null) => v.push(None),
             (Data::Int(v), ValueRef::Integer(n)) => v.push(Some(n)),
             (Data::Int(v), ValueRef::Real(f)) => {
-                let mut widened: Vec<Option<f64>> = v.iter().map(|x| x.map(|n| n as f64)).collect();
+                let mut widened = v.map(|n| n as f64);
                 widened.push(Some(f));
                 self.data = Data::Real(widened);
             }
@@ -257,8 +371,10 @@ impl Builder {
     fn texts(&self) -> Vec<Option<String>> {
         match &self.data {
             Data::Unknown => vec![None; self.len],
-            Data::Int(v) => v.iter().map(|x| x.map(|n| n.to_string())).collect(),
-            Data::Real(v) => v.iter().map(|x| x.map(fmt_f64)).collect(),
+            Data::Int(v) => (0..v.len())
+                .map(|i| v.get(i).map(|n| n.to_string()))
+                .collect(),
+            Data::Real(v) => (0..v.len()).map(|i| v.get(i).map(fmt_f64)).collect(),
             Data::Text(v) => v.clone(),
         }
     }
@@ -269,25 +385,10 @@ impl Builder {
                 let dtype = self.hint.map_or(DataType::String, Kind::dtype);
                 Column::full_null(name.into(), self.len, &dtype)
             }
-            Data::Int(v) => numeric_column(name, v),
-            Data::Real(v) => numeric_column(name, v),
+            Data::Int(v) => v.into_column(name),
+            Data::Real(v) => v.into_column(name),
             Data::Text(v) => Column::new(name.into(), v),
         }
-    }
-}
-
-/// A numeric column from optional values; a column without nulls is handed to polars
-/// as a plain vector (no per-value builder).
-pub fn numeric_column<T>(name: &str, values: Vec<Option<T>>) -> Column
-where
-    T: Copy,
-    Series: NamedFrom<Vec<T>, [T]> + NamedFrom<Vec<Option<T>>, [Option<T>]>,
-{
-    if values.iter().all(Option::is_some) {
-        let dense: Vec<T> = values.into_iter().flatten().collect();
-        Column::new(name.into(), dense)
-    } else {
-        Column::new(name.into(), values)
     }
 }
 

@@ -365,7 +365,12 @@ fn bench_large_fixture() {
     for attempt in 1..=3 {
         let started = Instant::now();
         let cpu0 = cpu_seconds();
-        let outcome = run(&fixture_options(&dir, as_of)).expect("run");
+        let mut opts = fixture_options(&dir, as_of);
+        // ORGLEDGER_BENCH_NAMES=a,b limits the run to some reports (for profiling).
+        if let Ok(names) = std::env::var("ORGLEDGER_BENCH_NAMES") {
+            opts.names = names.split(',').map(str::to_string).collect();
+        }
+        let outcome = run(&opts).expect("run");
         let elapsed = started.elapsed();
         eprintln!("cpu time {:.2}s", cpu_seconds() - cpu0);
         let rows: Vec<String> = outcome
@@ -480,4 +485,75 @@ fn html_page_is_written_with_the_other_files() {
     assert!(html.contains("Ada Lovelace"));
     let manifest = std::fs::read_to_string(&out.manifest).expect("manifest");
     assert!(manifest.contains("\"file\": \"index.html\""), "{manifest}");
+}
+
+/// End to end: the sandbox over HTTP, three syncs a week apart (so the mirror has
+/// history), then every report as of the last sync's day.
+#[test]
+fn reports_over_a_synced_sandbox_world() {
+    use crate::api::secret::Secret;
+    use crate::api::{Client, ClientConfig, Credentials};
+    use crate::sandbox::{Profile, SandboxOptions};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("mirror.db");
+    let start = chrono::NaiveDate::from_ymd_opt(2025, 5, 1).expect("date");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let sandbox = crate::sandbox::start(SandboxOptions {
+            profile: Profile::Tiny,
+            start_date: Some(start),
+            ..SandboxOptions::default()
+        })
+        .await
+        .expect("sandbox");
+        let info = sandbox.info.clone();
+        let client = Client::new(ClientConfig::new(
+            info.url.clone(),
+            Credentials {
+                api_key: Some(Secret::new(info.org_api_key.clone())),
+                jwt: Some(Secret::new(info.jwt.clone())),
+            },
+        ))
+        .expect("client");
+        let opts = crate::sync::SyncOptions {
+            db: db.clone(),
+            whitelabel_org: Some(info.whitelabel_organization_id),
+            has_jwt: true,
+            store_secrets: false,
+            progress: false,
+        };
+        let http = reqwest::Client::new();
+        for round in 0..3 {
+            if round > 0 {
+                let answer = http
+                    .post(format!("{}/sandbox/advance?days=7", info.url))
+                    .header("x-jwt-token", &info.jwt)
+                    .send()
+                    .await
+                    .expect("advance");
+                assert!(answer.status().is_success());
+            }
+            crate::sync::run(&client, &opts, None).await.expect("sync");
+        }
+        sandbox.shutdown().await;
+    });
+    let as_of = start + chrono::Days::new(14);
+    let mut opts = fixture_options(dir.path(), as_of);
+    opts.queries_dir = None;
+    let outcome = run(&opts).expect("reports");
+    assert_eq!(outcome.frames.len(), 5);
+    assert!(outcome.run_id.is_some());
+    for name in crate::report::builtin_names() {
+        assert!(outcome.frames[*name].height() > 0, "{name} is empty");
+    }
+    let trends = &outcome.frames["compute_trends"];
+    assert!(
+        (0..trends.height()).any(|r| text_of(trends, r, "entity_type") == "organization"),
+        "organization trends come from three syncs of history"
+    );
+    assert!(crate::report::summary(&outcome).contains("Top compute users"));
 }
