@@ -154,13 +154,7 @@ pub fn usage(u: &Usage, warning_pct: f64, exceeded_pct: f64) -> Result<String, R
                 status_color(name).stroke_width(1),
             ))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()?;
+        status_legend(&mut chart)?;
         root.present()?;
         Ok(())
     })
@@ -351,16 +345,24 @@ pub fn trials(t: &Trials, today: i64) -> Result<String, ReportError> {
             .legend(|(x, y)| {
                 PathElement::new([(x + 6, y - 7), (x + 6, y + 7)], BLACK.stroke_width(2))
             });
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()?;
+        status_legend(&mut chart)?;
         root.present()?;
         Ok(())
     })
+}
+
+/// The legend of the two status charts (usage and trials), bottom right.
+fn status_legend<'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+) -> Drawn {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .label_font((FONT, 13))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
 }
 
 /// A round upper bound for an axis (at least 1).
