@@ -7,10 +7,8 @@
 //! every built-in report over that mirror. Figures go to stdout, one per line, and
 //! as one JSON object at the end.
 
-use crate::api::Client;
-use crate::api::client::{ClientConfig, Credentials, JWT_HEADER};
+use crate::api::client::JWT_HEADER;
 use crate::api::operation as op;
-use crate::api::secret::Secret;
 use crate::cli::Exit;
 use crate::cli::args::{BenchArgs, BenchTarget};
 use crate::report::{self, Format, ReportOptions, Thresholds};
@@ -184,13 +182,7 @@ pub async fn run(args: &BenchArgs) -> Result<Exit> {
     let dir = ScratchDir::new()?;
     let db = dir.path().join("bench.db");
     let concurrency = usize::from(args.concurrency.max(1));
-    let creds = Credentials {
-        api_key: None,
-        jwt: Some(Secret::new(sandbox.jwt.clone())),
-    };
-    let mut cfg = ClientConfig::new(sandbox.url.clone(), creds);
-    cfg.concurrency = concurrency;
-    let client = Client::new(cfg)?;
+    let client = crate::cli::demo_cmd::sandbox_client(&sandbox.url, &sandbox.jwt, concurrency)?;
     let opts = SyncOptions {
         db: db.clone(),
         whitelabel_org: Some(sandbox.whitelabel_org),

@@ -32,16 +32,15 @@ pub async fn advance(handle: &SandboxHandle, days: u32) -> Result<()> {
     Ok(())
 }
 
-/// A client for the sandbox with its white label admin JWT.
-pub fn sandbox_client(handle: &SandboxHandle) -> Result<Client> {
+/// A client for a sandbox at `url` with its white label admin JWT (sees everything).
+pub fn sandbox_client(url: &str, jwt: &str, concurrency: usize) -> Result<Client> {
     let creds = Credentials {
         api_key: None,
-        jwt: Some(Secret::new(handle.info.jwt.clone())),
+        jwt: Some(Secret::new(jwt)),
     };
-    Ok(Client::new(ClientConfig::new(
-        handle.info.url.clone(),
-        creds,
-    ))?)
+    let mut cfg = ClientConfig::new(url, creds);
+    cfg.concurrency = concurrency.max(1);
+    Ok(Client::new(cfg)?)
 }
 
 /// Runs the command.
@@ -74,7 +73,7 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
                 .with_context(|| format!("cannot remove the old demo mirror {}", path.display()))?;
         }
     }
-    let client = sandbox_client(&handle)?;
+    let client = sandbox_client(&handle.info.url, &handle.info.jwt, 8)?;
     let opts = SyncOptions {
         db: db.clone(),
         whitelabel_org: Some(handle.info.whitelabel_organization_id),
