@@ -31,20 +31,31 @@ impl Timestamp {
     /// The text the mirror stores (`2026-01-31T10:00:00.000Z`): always UTC and always
     /// the same width, so comparing two texts orders them like the instants.
     pub fn as_text(&self) -> String {
-        // Hand-formatted: chrono's formatter re-parses its pattern on every call, and
-        // the mirror formats two timestamps per daily-metrics row.
+        // Written digit by digit: `format!` with padding cost a tenth of a large
+        // sync's CPU (the mirror formats two timestamps per daily-metrics row).
         use chrono::{Datelike, Timelike};
         let t = &self.0;
-        format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-            t.year(),
-            t.month(),
-            t.day(),
-            t.hour(),
-            t.minute(),
-            t.second(),
-            t.timestamp_subsec_millis().min(999)
-        )
+        let Ok(year) = u32::try_from(t.year()).map(|y| y.min(9999)) else {
+            return t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+        };
+        let mut text = *b"0000-00-00T00:00:00.000Z";
+        let fields = [
+            (0..4, year),
+            (5..7, t.month()),
+            (8..10, t.day()),
+            (11..13, t.hour()),
+            (14..16, t.minute()),
+            (17..19, t.second()),
+            (20..23, t.timestamp_subsec_millis().min(999)),
+        ];
+        for (range, value) in fields {
+            let mut n = value;
+            for digit in text[range].iter_mut().rev() {
+                *digit = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+        }
+        text.iter().map(|&b| char::from(b)).collect()
     }
 
     /// The UTC calendar day of this instant.
@@ -63,8 +74,11 @@ impl FromStr for Timestamp {
     type Err = TimestampParseError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if let Some(utc) = parse_utc_fast(text) {
+            return Ok(Timestamp(utc));
+        }
         // Tried in order of how often the service sends each shape, so the common
-        // case (RFC 3339 with `Z`) costs a single parse.
+        // case (RFC 3339 with an offset) costs a single parse.
         if let Ok(with_offset) = text.parse::<DateTime<FixedOffset>>() {
             return Ok(Timestamp(with_offset.with_timezone(&Utc)));
         }
@@ -77,6 +91,38 @@ impl FromStr for Timestamp {
         }
         Err(TimestampParseError(text.to_owned()))
     }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, the shape the service sends almost always,
+/// parsed without chrono's general parser (a few times faster; a million of these
+/// arrive in a large sync). Anything else, including leap seconds, returns `None`
+/// and goes through the general parsers.
+fn parse_utc_fast(text: &str) -> Option<DateTime<Utc>> {
+    let b = text.as_bytes();
+    if b.len() < 20 || b.len() > 30 || b[b.len() - 1] != b'Z' {
+        return None;
+    }
+    let seps = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
+    if seps.iter().any(|&(i, c)| b[i] != c) {
+        return None;
+    }
+    let num = |range: std::ops::Range<usize>| -> Option<u32> {
+        b[range].iter().try_fold(0u32, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    let nanos = match &b[19..b.len() - 1] {
+        [] => 0,
+        [b'.', digits @ ..] if (1..=9).contains(&digits.len()) => {
+            let n = num(20..20 + digits.len())?;
+            n * 10u32.pow(9 - digits.len() as u32)
+        }
+        _ => return None,
+    };
+    let date = NaiveDate::from_ymd_opt(i32::try_from(num(0..4)?).ok()?, num(5..7)?, num(8..10)?)?;
+    let time =
+        chrono::NaiveTime::from_hms_nano_opt(num(11..13)?, num(14..16)?, num(17..19)?, nanos)?;
+    Some(date.and_time(time).and_utc())
 }
 
 impl fmt::Display for Timestamp {
@@ -228,6 +274,42 @@ pub fn nullable_i64_vec<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Ve
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn fast_paths_agree_with_chrono() {
+        use super::*;
+        let texts = [
+            "2026-01-31T10:00:00Z",
+            "2026-01-31T10:00:00.1Z",
+            "2026-01-31T10:00:00.123Z",
+            "2024-02-29T23:59:59.999999999Z",
+            "1970-01-01T00:00:00.000000Z",
+            "0001-01-01T00:00:00Z",
+        ];
+        for text in texts {
+            let general = text.parse::<DateTime<FixedOffset>>().expect(text);
+            let fast = parse_utc_fast(text).expect(text);
+            assert_eq!(fast, general.with_timezone(&Utc), "{text}");
+            assert_eq!(
+                Timestamp(fast).as_text(),
+                fast.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+            );
+        }
+        for other in [
+            "2023-02-29T10:00:00Z",
+            "2026-01-31T10:00:60Z",
+            "2026-01-31T10:00:00.Z",
+            "2026-01-31T10:00:00.1234567890Z",
+            "2026-01-31 10:00:00Z",
+            "2026-01-31T10:00:00+00:00",
+            "2026-1-31T10:00:00Z",
+        ] {
+            assert_eq!(parse_utc_fast(other), None, "{other}");
+        }
+        // What the fast path declines still parses where chrono accepts it.
+        let leap: Timestamp = "2016-12-31T23:59:60Z".parse().expect("leap second");
+        assert_eq!(leap.as_text(), "2016-12-31T23:59:59.999Z");
+    }
+
     use super::*;
     use chrono::TimeZone;
 

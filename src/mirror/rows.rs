@@ -435,10 +435,11 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
             ));
             continue;
         };
+        let stamp = date.as_text();
         metrics.push(vec![
             user_id.cell(),
-            Value::Text(date.as_text()[..10].to_string()),
-            Some(date).cell(),
+            Value::Text(stamp[..10].to_string()),
+            Value::Text(stamp),
             m.total_users.cell(),
             m.total_staff_users.cell(),
             m.total_projects.cell(),
