@@ -55,7 +55,8 @@ impl Timestamp {
                 n /= 10;
             }
         }
-        text.iter().map(|&b| char::from(b)).collect()
+        // Only ASCII digits and separators were written.
+        String::from_utf8_lossy(&text).into_owned()
     }
 
     /// The UTC calendar day of this instant.

@@ -54,18 +54,20 @@ struct Existing {
 
 /// Text form of a row's key, for sets and maps (keys are integers or text).
 pub fn key_text(values: &[Value]) -> String {
-    let mut out = String::new();
+    use std::fmt::Write;
+    let mut out = String::with_capacity(16 * values.len());
     for (i, value) in values.iter().enumerate() {
         if i > 0 {
             out.push('\u{1f}');
         }
-        match value {
-            Value::Integer(n) => out.push_str(&n.to_string()),
-            Value::Text(s) => out.push_str(s),
-            Value::Real(f) => out.push_str(&f.to_string()),
-            Value::Null => out.push('\u{0}'),
-            Value::Blob(b) => out.push_str(&format!("{b:?}")),
-        }
+        // Writing into a String cannot fail.
+        let _ = match value {
+            Value::Integer(n) => write!(out, "{n}"),
+            Value::Text(s) => out.write_str(s),
+            Value::Real(f) => write!(out, "{f}"),
+            Value::Null => out.write_char('\u{0}'),
+            Value::Blob(b) => write!(out, "{b:?}"),
+        };
     }
     out
 }
@@ -330,9 +332,15 @@ impl TableSql {
         let mut current = self.scope_rows(tx, scope)?;
         let mut stats = WriteStats::default();
         for row in rows {
-            let existing = current
-                .remove(&key_text(&row.values[..self.spec.key.len()]))
-                .map(|(_, e)| e);
+            // A scope seen for the first time (every scope of a first sync) has
+            // nothing to match against: skip building the key text.
+            let existing = if current.is_empty() {
+                None
+            } else {
+                current
+                    .remove(&key_text(&row.values[..self.spec.key.len()]))
+                    .map(|(_, e)| e)
+            };
             stats.add(self.apply(tx, stamp, row, existing)?);
         }
         if self.spec.removable {

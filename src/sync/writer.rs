@@ -1,10 +1,10 @@
 //! The single writer: one OS thread owns the SQLite connection and applies the
 //! documents the fetch tasks send it, in batched transactions.
 //!
-//! Batching: the writer blocks for one message, then takes whatever else is already
-//! queued (up to a limit) into the same transaction. Under load that gives large
-//! transactions (few fsyncs); when the network is the bottleneck each document is
-//! committed soon after it arrives. A document is always applied whole inside one
+//! Batching: the writer blocks for one message, then keeps its transaction open
+//! for whatever arrives within a short window (up to a limit of documents). Under
+//! load that gives large transactions (few commits); when the network is slow a
+//! document is committed at most the window after it arrives. A document is always applied whole inside one
 //! transaction, so a crash never leaves half of one.
 
 use crate::mirror::rows::{DocRows, RowSet};
@@ -14,10 +14,19 @@ use crate::mirror::table::{RunStamp, TableSql, WriteStats, key_text};
 use crate::mirror::{MirrorError, now_text};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 /// Most documents applied in one transaction.
 const BATCH_DOCS: usize = 256;
+
+/// Longest a transaction stays open collecting documents. Each commit has a fixed
+/// cost (WAL frame headers, SQLite's page-cache sweep); without the window a
+/// writer that keeps up with the fetchers commits every few documents.
+const BATCH_WINDOW: Duration = Duration::from_millis(100);
+
+/// How long the writer sleeps when the queue is empty inside the window.
+const IDLE_POLL: Duration = Duration::from_millis(1);
 
 /// One fetched document, already mapped to rows.
 #[derive(Debug)]
@@ -126,6 +135,38 @@ impl Writer {
     }
 }
 
+/// What one transaction applied, folded into the run's totals once committed.
+#[derive(Default)]
+struct Batch {
+    docs: usize,
+    stats: WriteStats,
+    errors: u64,
+    seen: Vec<(&'static str, String)>,
+}
+
+impl Batch {
+    fn apply(
+        &mut self,
+        tx: &Transaction,
+        tables: &HashMap<&'static str, TableSql>,
+        stamp: &RunStamp,
+        msg: WriterMsg,
+    ) -> Result<(), MirrorError> {
+        self.docs += 1;
+        match msg {
+            WriterMsg::Doc(doc) => {
+                let stats = apply_doc(tx, tables, stamp, *doc, &mut self.seen)?;
+                self.stats.add(stats);
+            }
+            WriterMsg::Error(err) => {
+                runs::record_error(tx, stamp.run_id, &err)?;
+                self.errors += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
 struct State {
     conn: Connection,
     stamp: RunStamp,
@@ -152,39 +193,45 @@ impl State {
     }
 
     fn drain(&mut self, mut rx: mpsc::Receiver<WriterMsg>) -> Result<(), MirrorError> {
-        while let Some(first) = rx.blocking_recv() {
-            let mut batch = vec![first];
-            while batch.len() < BATCH_DOCS {
-                match rx.try_recv() {
-                    Ok(msg) => batch.push(msg),
-                    Err(_) => break,
+        let mut open = true;
+        while open {
+            let Some(first) = rx.blocking_recv() else {
+                break;
+            };
+            let started = Instant::now();
+            let tx = self.conn.transaction()?;
+            let mut batch = Batch::default();
+            let mut next = Some(first);
+            while let Some(msg) = next.take() {
+                batch.apply(&tx, &self.tables, &self.stamp, msg)?;
+                if batch.docs >= BATCH_DOCS {
+                    break;
                 }
+                next = loop {
+                    match rx.try_recv() {
+                        Ok(msg) => break Some(msg),
+                        Err(mpsc::error::TryRecvError::Disconnected) => {
+                            open = false;
+                            break None;
+                        }
+                        // Nothing queued: wait a little for more within the window
+                        // (the queue is empty, so no fetcher is held up meanwhile).
+                        Err(mpsc::error::TryRecvError::Empty)
+                            if started.elapsed() < BATCH_WINDOW =>
+                        {
+                            std::thread::sleep(IDLE_POLL);
+                        }
+                        Err(mpsc::error::TryRecvError::Empty) => break None,
+                    }
+                };
             }
-            self.apply_batch(batch)?;
-        }
-        Ok(())
-    }
-
-    fn apply_batch(&mut self, batch: Vec<WriterMsg>) -> Result<(), MirrorError> {
-        let tx = self.conn.transaction()?;
-        let mut stats = WriteStats::default();
-        let mut seen: Vec<(&'static str, String)> = Vec::new();
-        for msg in batch {
-            match msg {
-                WriterMsg::Doc(doc) => {
-                    stats.add(apply_doc(&tx, &self.tables, &self.stamp, *doc, &mut seen)?);
-                }
-                WriterMsg::Error(err) => {
-                    runs::record_error(&tx, self.stamp.run_id, &err)?;
-                    self.errors += 1;
-                }
+            tx.commit()?;
+            // Counted only once committed, so the totals match what is on disk.
+            self.stats.add(batch.stats);
+            self.errors += batch.errors;
+            for (table, key) in batch.seen {
+                self.seen.entry(table).or_default().insert(key);
             }
-        }
-        tx.commit()?;
-        // Counted only once committed, so the totals match what is on disk.
-        self.stats.add(stats);
-        for (table, key) in seen {
-            self.seen.entry(table).or_default().insert(key);
         }
         Ok(())
     }
