@@ -25,9 +25,6 @@ const BATCH_DOCS: usize = 256;
 /// writer that keeps up with the fetchers commits every few documents.
 const BATCH_WINDOW: Duration = Duration::from_millis(100);
 
-/// How long the writer sleeps when the queue is empty inside the window.
-const IDLE_POLL: Duration = Duration::from_millis(1);
-
 /// One fetched document, already mapped to rows.
 #[derive(Debug)]
 pub struct Doc {
@@ -193,11 +190,13 @@ impl State {
     }
 
     fn drain(&mut self, mut rx: mpsc::Receiver<WriterMsg>) -> Result<(), MirrorError> {
-        let mut open = true;
-        while open {
-            let Some(first) = rx.blocking_recv() else {
-                break;
-            };
+        // Waits for the next document with a deadline (a blocking receive has none).
+        let waiter = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .map_err(|e| MirrorError::Io("writer thread".into(), e))?;
+        // A closed channel ends the loop at the next receive.
+        while let Some(first) = rx.blocking_recv() {
             let started = Instant::now();
             let tx = self.conn.transaction()?;
             let mut batch = Batch::default();
@@ -207,21 +206,18 @@ impl State {
                 if batch.docs >= BATCH_DOCS {
                     break;
                 }
-                next = loop {
-                    match rx.try_recv() {
-                        Ok(msg) => break Some(msg),
-                        Err(mpsc::error::TryRecvError::Disconnected) => {
-                            open = false;
-                            break None;
-                        }
-                        // Nothing queued: wait a little for more within the window
-                        // (the queue is empty, so no fetcher is held up meanwhile).
-                        Err(mpsc::error::TryRecvError::Empty)
-                            if started.elapsed() < BATCH_WINDOW =>
-                        {
-                            std::thread::sleep(IDLE_POLL);
-                        }
-                        Err(mpsc::error::TryRecvError::Empty) => break None,
+                next = match rx.try_recv() {
+                    Ok(msg) => Some(msg),
+                    Err(mpsc::error::TryRecvError::Disconnected) => None,
+                    // Nothing queued: wait for more within the window (the queue is
+                    // empty, so no fetcher is held up meanwhile).
+                    Err(mpsc::error::TryRecvError::Empty) => {
+                        let left = BATCH_WINDOW.saturating_sub(started.elapsed());
+                        waiter
+                            // The timer must be made inside the runtime.
+                            .block_on(async { tokio::time::timeout(left, rx.recv()).await })
+                            .ok()
+                            .flatten()
                     }
                 };
             }

@@ -28,7 +28,7 @@ user_record! {
         /// Whether the user is an ambassador.
         pub ambassador: Option<bool>,
         /// Daily usage metrics, typically one per day of the last year.
-        #[serde(default, deserialize_with = "crate::api::tolerant::nullable_vec")]
+        #[serde(default, deserialize_with = "crate::api::tolerant::nullable_year_vec")]
         pub daily_metrics: Vec<DailyMetrics>,
     }
 }
