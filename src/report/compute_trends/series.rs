@@ -144,12 +144,7 @@ pub(super) fn densify(
     table: &mut SeriesTable,
 ) -> Result<DataFrame, ReportError> {
     let err = || pl(report, "filling calendar gaps");
-    let ids = Input::<Int64Type>::of(df, "entity_id").map_err(err())?;
-    let days = Input::<Int64Type>::of(df, "day").map_err(err())?;
-    let mut input = Vec::with_capacity(values.len());
-    for v in values {
-        input.push(Input::<Float64Type>::of(df, v).map_err(err())?);
-    }
+    let (ids, days, input) = inputs(df, values).map_err(err())?;
     let mut out = Dense::new(df.height(), values.len());
     let mut prev: Option<(i64, i64, i64)> = None; // (series, entity, day)
     for r in 0..df.height() {
@@ -204,12 +199,7 @@ pub(super) fn whitelabel_days(
     table: &mut SeriesTable,
 ) -> Result<DataFrame, ReportError> {
     let err = || pl(report, "summing white label days");
-    let ids = Input::<Int64Type>::of(users, "entity_id").map_err(err())?;
-    let days = Input::<Int64Type>::of(users, "day").map_err(err())?;
-    let mut input = Vec::with_capacity(VALUES.len());
-    for v in VALUES {
-        input.push(Input::<Float64Type>::of(users, v).map_err(err())?);
-    }
+    let (ids, days, input) = inputs(users, &VALUES).map_err(err())?;
     let mut labels: Vec<i64> = whitelabel_of.values().copied().collect();
     labels.sort_unstable();
     labels.dedup();
@@ -255,6 +245,21 @@ pub(super) fn whitelabel_days(
         }
     }
     out.frame(&VALUES).map_err(err())
+}
+
+/// The columns of a sparse series: entity ids, days, and the values.
+type Inputs<'a> = (
+    Input<'a, Int64Type>,
+    Input<'a, Int64Type>,
+    Vec<Input<'a, Float64Type>>,
+);
+
+fn inputs<'a>(df: &'a DataFrame, values: &[&str]) -> PolarsResult<Inputs<'a>> {
+    let values = values
+        .iter()
+        .map(|v| Input::of(df, v))
+        .collect::<PolarsResult<_>>()?;
+    Ok((Input::of(df, "entity_id")?, Input::of(df, "day")?, values))
 }
 
 /// A numeric input column: borrowed as a slice when it has no nulls (no copy),
