@@ -35,8 +35,18 @@ impl Timestamp {
         // sync's CPU (the mirror formats two timestamps per daily-metrics row).
         use chrono::{Datelike, Timelike};
         let t = &self.0;
-        let Ok(year) = u32::try_from(t.year()).map(|y| y.min(9999)) else {
-            return t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+        let millis = t.timestamp_subsec_millis().min(999);
+        let Some(year) = u32::try_from(t.year()).ok().filter(|y| *y <= 9999) else {
+            // Years outside 0..=9999 do not fit the four digits below.
+            return format!(
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+                t.year(),
+                t.month(),
+                t.day(),
+                t.hour(),
+                t.minute(),
+                t.second()
+            );
         };
         let mut text = *b"0000-00-00T00:00:00.000Z";
         let fields = [
@@ -46,7 +56,7 @@ impl Timestamp {
             (11..13, t.hour()),
             (14..16, t.minute()),
             (17..19, t.second()),
-            (20..23, t.timestamp_subsec_millis().min(999)),
+            (20..23, millis),
         ];
         for (range, value) in fields {
             let mut n = value;
@@ -313,9 +323,11 @@ pub fn nullable_i64_vec<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Ve
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
     #[test]
     fn fast_paths_agree_with_chrono() {
-        use super::*;
         let texts = [
             "2026-01-31T10:00:00Z",
             "2026-01-31T10:00:00.1Z",
@@ -347,10 +359,14 @@ mod tests {
         // What the fast path declines still parses where chrono accepts it.
         let leap: Timestamp = "2016-12-31T23:59:60Z".parse().expect("leap second");
         assert_eq!(leap.as_text(), "2016-12-31T23:59:59.999Z");
+        // Years past four digits are written whole, not clamped.
+        let far = Timestamp(
+            Utc.with_ymd_and_hms(10000, 1, 2, 3, 4, 5)
+                .single()
+                .expect("year 10000"),
+        );
+        assert_eq!(far.as_text(), "10000-01-02T03:04:05.000Z");
     }
-
-    use super::*;
-    use chrono::TimeZone;
 
     #[derive(Debug, Deserialize)]
     struct Probe {
