@@ -261,11 +261,11 @@ impl TableSql {
                     params.push(Value::Text(stamp.observed_at.clone()));
                     archive.execute(params_from_iter(params.iter()))?;
                 }
-                self.write(tx, &self.update, stamp, row, hash)?;
+                self.write(tx, &self.update, stamp, &row, &hash)?;
                 stats.updated = 1;
             }
             None => {
-                self.write(tx, &self.insert, stamp, row, hash)?;
+                self.write(tx, &self.insert, stamp, &row, &hash)?;
                 stats.inserted = 1;
             }
         }
@@ -277,8 +277,8 @@ impl TableSql {
         tx: &Transaction,
         sql: &str,
         stamp: &RunStamp,
-        row: Vec<Value>,
-        hash: Vec<u8>,
+        row: &[Value],
+        hash: &[u8],
     ) -> rusqlite::Result<()> {
         // Bound in place: no second vector of values, no copy of the stamp text
         // (this runs once per row written, over a million times in a large sync).
@@ -287,7 +287,7 @@ impl TableSql {
         for (i, value) in row.iter().enumerate() {
             stmt.raw_bind_parameter(i + 1, value)?;
         }
-        stmt.raw_bind_parameter(n + 1, &hash)?;
+        stmt.raw_bind_parameter(n + 1, hash)?;
         stmt.raw_bind_parameter(n + 2, stamp.run_id)?;
         stmt.raw_bind_parameter(n + 3, stamp.observed_at.as_str())?;
         stmt.raw_execute()?;

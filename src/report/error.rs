@@ -210,6 +210,19 @@ pub enum ReportError {
     },
 }
 
+/// The outcome of work run on another thread (or under `catch_unwind`), with a panic
+/// reported as `report`'s failure.
+pub(crate) fn unpanicked<T>(
+    report: &str,
+    outcome: std::thread::Result<Result<T, ReportError>>,
+) -> Result<T, ReportError> {
+    outcome.unwrap_or_else(|_| {
+        Err(ReportError::Panicked {
+            report: report.to_string(),
+        })
+    })
+}
+
 /// Shorthand: wraps a polars error with the report and step it happened in.
 pub(crate) fn pl(
     report: &str,

@@ -468,14 +468,12 @@ fn build_all(
                     let k = next.fetch_add(1, Ordering::SeqCst);
                     let Some(&i) = order.get(k) else { return };
                     let job = &jobs[i];
-                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        build_one(opts, &conn, job, formats, dir)
-                    }))
-                    .unwrap_or_else(|_| {
-                        Err(ReportError::Panicked {
-                            report: job.name.clone(),
-                        })
-                    });
+                    let outcome = error::unpanicked(
+                        &job.name,
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            build_one(opts, &conn, job, formats, dir)
+                        })),
+                    );
                     if outcome.is_err() {
                         failed.store(true, Ordering::SeqCst);
                     }
@@ -563,13 +561,7 @@ fn write_formats(
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(ReportError::Panicked {
-                        report: name.to_string(),
-                    })
-                })
-            })
+            .map(|h| error::unpanicked(name, h.join()))
             .collect()
     })
 }

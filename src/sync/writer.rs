@@ -4,8 +4,8 @@
 //! Batching: the writer blocks for one message, then keeps its transaction open
 //! for whatever arrives within a short window (up to a limit of documents). Under
 //! load that gives large transactions (few commits); when the network is slow a
-//! document is committed at most the window after it arrives. A document is always applied whole inside one
-//! transaction, so a crash never leaves half of one.
+//! document is committed at most the window after it arrives. A document is always
+//! applied whole inside one transaction, so a crash never leaves half of one.
 
 use crate::mirror::rows::{DocRows, RowSet};
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};

@@ -28,7 +28,7 @@ mod windows;
 use crate::report::Ctx;
 use crate::report::cols::{add_day_texts, null_of, project, round_columns};
 use crate::report::dates::{months_back, week_start};
-use crate::report::error::{ReportError, pl};
+use crate::report::error::{ReportError, pl, unpanicked};
 use crate::report::frame::Kind;
 use polars::prelude::*;
 use series::{Calendar, Fill, SeriesTable, densify, whitelabel_days};
@@ -106,11 +106,7 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
             organization_series(&ctx, span)
         });
         let people = people_series(ctx, span);
-        let orgs = orgs.join().unwrap_or_else(|_| {
-            Err(ReportError::Panicked {
-                report: report.to_string(),
-            })
-        });
+        let orgs = unpanicked(report, orgs.join());
         (people, orgs)
     });
     let (people, users, whitelabels, mut table) = people?;

@@ -2,7 +2,7 @@
 //! user), read on two connections at once when the mirror is large.
 
 use crate::report::Ctx;
-use crate::report::error::{ReportError, SqlSite, pl};
+use crate::report::error::{ReportError, SqlSite, pl, unpanicked};
 use crate::report::frame::{self, Kind};
 use polars::prelude::*;
 use rusqlite::types::Value;
@@ -67,11 +67,7 @@ pub(super) fn read_daily(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
             frame::read_sql(&conn, extract, "daily", high_range, params, &DAILY_NEEDS)
         });
         let first = frame::read_sql(ctx.conn, extract, "daily", low_range, params, &DAILY_NEEDS);
-        let second = other.join().unwrap_or_else(|_| {
-            Err(ReportError::Panicked {
-                report: extract.report.clone(),
-            })
-        });
+        let second = unpanicked(&extract.report, other.join());
         (first, second)
     });
     let mut out = first?;
