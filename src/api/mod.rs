@@ -6,6 +6,7 @@ pub mod error;
 pub mod models;
 pub mod operation;
 pub mod pacing;
+pub mod redact;
 pub mod secret;
 pub mod tolerant;
 

@@ -61,52 +61,8 @@ impl<'de> Deserialize<'de> for Secret {
     }
 }
 
-/// JSON keys whose values are secrets in the API's answers (development keys of
-/// operation 6, the new project's key of operation 8).
-pub const SECRET_KEYS: &[&str] = &["apiKey", "hmacKey"];
-
-/// Replaces the string values of [`SECRET_KEYS`], at any depth, with `[redacted]`.
-pub fn redact_json(value: &mut serde_json::Value) {
-    match value {
-        serde_json::Value::Object(map) => {
-            for (key, v) in map.iter_mut() {
-                if SECRET_KEYS.contains(&key.as_str()) && v.is_string() {
-                    *v = serde_json::Value::from("[redacted]");
-                } else {
-                    redact_json(v);
-                }
-            }
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_json),
-        _ => {}
-    }
-}
-
-/// A JSON body with its secrets redacted; a body that is not JSON is returned as is
-/// (it cannot have reached the mirror as a parsed document anyway).
-pub fn redact_body(raw: &[u8]) -> Vec<u8> {
-    match serde_json::from_slice::<serde_json::Value>(raw) {
-        Ok(mut value) => {
-            redact_json(&mut value);
-            serde_json::to_vec(&value).unwrap_or_else(|_| raw.to_vec())
-        }
-        Err(_) => raw.to_vec(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn redacts_nested_secret_keys_only() {
-        let body = br#"{"developmentKeys":{"apiKey":"ei_123","hmacKey":"abc"},"project":{"name":"apiKey"},"list":[{"apiKey":"k"}]}"#;
-        let text = String::from_utf8(redact_body(body)).expect("utf-8");
-        assert!(!text.contains("ei_123") && !text.contains("\"abc\"") && !text.contains("\"k\""));
-        assert!(
-            text.contains("\"name\":\"apiKey\""),
-            "values named like keys stay"
-        );
-    }
-
     use super::*;
 
     #[test]

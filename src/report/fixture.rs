@@ -119,7 +119,7 @@ impl Writer {
         let mut stmt = tx.prepare_cached(&self.current)?;
         let hash = content_hash(&row);
         let mut params = row;
-        params.push(Value::Blob(hash));
+        params.push(Value::Blob(hash.to_vec()));
         params.push(Value::Text(run.at.clone()));
         params.push(Value::Integer(run.id));
         params.push(removed_at.map_or(Value::Null, |s| Value::Text(s.to_string())));
@@ -137,7 +137,7 @@ impl Writer {
         let mut stmt = tx.prepare_cached(&self.history)?;
         let hash = content_hash(&row);
         let mut params = row;
-        params.push(Value::Blob(hash));
+        params.push(Value::Blob(hash.to_vec()));
         params.push(Value::Text(run.at.clone()));
         params.push(Value::Integer(run.id));
         params.push(Value::Null);

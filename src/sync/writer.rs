@@ -10,9 +10,12 @@
 use crate::mirror::rows::{DocRows, RowSet};
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
 use crate::mirror::spec::TABLES;
-use crate::mirror::table::{RunStamp, TableSql, WriteStats, key_text};
+use crate::mirror::table::{RunStamp, TableSql, TableWriter, WriteStats, key_text};
 use crate::mirror::{MirrorError, now_text};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+/// The tables' prepared statements for one run, by table name.
+type Writers<'c> = HashMap<&'static str, TableWriter<'c>>;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -145,14 +148,14 @@ impl Batch {
     fn apply(
         &mut self,
         tx: &Transaction,
-        tables: &HashMap<&'static str, TableSql>,
+        writers: &mut Writers,
         stamp: &RunStamp,
         msg: WriterMsg,
     ) -> Result<(), MirrorError> {
         self.docs += 1;
         match msg {
             WriterMsg::Doc(doc) => {
-                let stats = apply_doc(tx, tables, stamp, *doc, &mut self.seen)?;
+                let stats = apply_doc(tx, writers, stamp, *doc, &mut self.seen)?;
                 self.stats.add(stats);
             }
             WriterMsg::Error(err) => {
@@ -195,14 +198,21 @@ impl State {
             .enable_time()
             .build()
             .map_err(|e| MirrorError::Io("writer thread".into(), e))?;
+        let mut writers: Writers = self
+            .tables
+            .iter()
+            .map(|(name, sql)| Ok((*name, sql.writer(&self.conn)?)))
+            .collect::<rusqlite::Result<_>>()?;
         // A closed channel ends the loop at the next receive.
         while let Some(first) = rx.blocking_recv() {
             let started = Instant::now();
-            let tx = self.conn.transaction()?;
+            // Unchecked: the prepared statements borrow the connection too. This
+            // thread is its only user, so no other transaction can be open.
+            let tx = self.conn.unchecked_transaction()?;
             let mut batch = Batch::default();
             let mut next = Some(first);
             while let Some(msg) = next.take() {
-                batch.apply(&tx, &self.tables, &self.stamp, msg)?;
+                batch.apply(&tx, &mut writers, &self.stamp, msg)?;
                 if batch.docs >= BATCH_DOCS {
                     break;
                 }
@@ -263,7 +273,7 @@ impl State {
 
 fn apply_doc(
     tx: &Transaction,
-    tables: &HashMap<&'static str, TableSql>,
+    writers: &mut Writers,
     stamp: &RunStamp,
     doc: Doc,
     seen: &mut Vec<(&'static str, String)>,
@@ -273,13 +283,12 @@ fn apply_doc(
     for set in doc.rows.sets {
         match set {
             RowSet::Root { table, row } => {
-                let sql = table_sql(tables, table.name)?;
                 seen.push((table.name, key_text(&row.values[..table.key.len()])));
-                stats.add(sql.upsert(tx, stamp, row)?);
+                stats.add(table_writer(writers, table.name)?.upsert(stamp, row)?);
             }
             RowSet::Scope { table, scope, rows } => {
-                let sql = table_sql(tables, table.name)?;
-                stats.add(sql.replace_scope(tx, stamp, &scope, rows)?);
+                let writer = table_writer(writers, table.name)?;
+                stats.add(writer.replace_scope(stamp, &scope, rows)?);
             }
         }
     }
@@ -299,12 +308,12 @@ fn apply_doc(
     Ok(stats)
 }
 
-fn table_sql<'a>(
-    tables: &'a HashMap<&'static str, TableSql>,
+fn table_writer<'a, 'c>(
+    writers: &'a mut Writers<'c>,
     name: &str,
-) -> Result<&'a TableSql, MirrorError> {
-    tables
-        .get(name)
+) -> Result<&'a mut TableWriter<'c>, MirrorError> {
+    writers
+        .get_mut(name)
         .ok_or_else(|| MirrorError::Sql(rusqlite::Error::InvalidParameterName(name.to_string())))
 }
 
