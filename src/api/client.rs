@@ -10,8 +10,8 @@
 use crate::api::error::ApiError;
 use crate::api::models::{
     ApiResponse, CreateProjectRequest, CreateProjectResponse, OrganizationIdList,
-    OrganizationListResponse, OrganizationResponse, ProjectInfoResponse, ProjectListResponse,
-    WhitelabelUserResponse,
+    OrganizationLinkList, OrganizationListResponse, OrganizationResponse, ProjectInfoResponse,
+    ProjectListResponse, WhitelabelUserResponse,
 };
 use crate::api::operation::{self as op, Operation};
 use crate::api::pacing::{Backoff, RateLimiter};
@@ -211,6 +211,19 @@ impl Client {
         &self,
         user_id: i64,
     ) -> Result<Fetched<OrganizationListResponse>, Failure> {
+        self.get(
+            Operation::ListUserOrganizations,
+            op::user_organizations_path(user_id),
+        )
+        .await
+    }
+
+    /// Operation 4 read for the mirror: each organization's id and name only (see
+    /// [`OrganizationLinkList`]).
+    pub async fn list_user_organization_links(
+        &self,
+        user_id: i64,
+    ) -> Result<Fetched<OrganizationLinkList>, Failure> {
         self.get(
             Operation::ListUserOrganizations,
             op::user_organizations_path(user_id),

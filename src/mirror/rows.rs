@@ -6,7 +6,7 @@
 //! as a problem; the rest of the document is stored.
 
 use crate::api::models::{
-    Collaborator, OrganizationListResponse, OrganizationResponse, Project, ProjectInfoResponse,
+    Collaborator, OrganizationLinkList, OrganizationResponse, Project, ProjectInfoResponse,
     WhitelabelUserResponse,
 };
 use crate::api::secret::Secret;
@@ -479,7 +479,7 @@ pub fn project_list(projects: &[Project], context: &str) -> DocRows {
 }
 
 /// Operation 4: the organizations a user can access.
-pub fn user_organizations(user_id: i64, doc: &OrganizationListResponse) -> DocRows {
+pub fn user_organizations(user_id: i64, doc: &OrganizationLinkList) -> DocRows {
     let mut out = DocRows::default();
     let rows = doc
         .organizations
@@ -785,8 +785,8 @@ mod tests {
         };
         assert_widths(&project_info(7, &info, false));
         assert_widths(&project_list(&[project()], "list"));
-        let links = OrganizationListResponse {
-            organizations: vec![Organization {
+        let links = OrganizationLinkList {
+            organizations: vec![OrganizationLink {
                 id: Some(1),
                 ..Default::default()
             }],

@@ -275,7 +275,12 @@ impl TableSql {
         Ok(gone.len() as u64)
     }
 
-    fn mark_removed(&self, conn: &Connection, stamp: &RunStamp, key: &[Value]) -> rusqlite::Result<()> {
+    fn mark_removed(
+        &self,
+        conn: &Connection,
+        stamp: &RunStamp,
+        key: &[Value],
+    ) -> rusqlite::Result<()> {
         let mut params = key.to_vec();
         params.push(Value::Text(stamp.observed_at.clone()));
         params.push(Value::Integer(stamp.run_id));

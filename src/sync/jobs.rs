@@ -151,7 +151,7 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
             done(job, meta, rows, FollowUps::default())
         }
         Job::UserOrganizations(user) => {
-            let (value, meta) = split(client.list_user_organizations(user).await?);
+            let (value, meta) = split(client.list_user_organization_links(user).await?);
             let rows = rows::user_organizations(user, &value);
             done(job, meta, rows, FollowUps::default())
         }

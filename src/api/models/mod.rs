@@ -30,7 +30,8 @@ pub use device::{Device, InferenceInfo, Sensor};
 pub use envelope::{ApiResponse, Envelope};
 pub use organization::{
     CliLists, CliOption, ComputeLimits, EntitlementLimits, IdOnly, Organization,
-    OrganizationIdList, OrganizationListResponse, OrganizationPerformance, OrganizationResponse,
+    OrganizationIdList, OrganizationLink, OrganizationLinkList, OrganizationListResponse,
+    OrganizationPerformance, OrganizationResponse,
 };
 pub use project::{Project, ProjectListResponse};
 pub use project_info::{DevelopmentKeys, ImpulseState, ModelEngine, ProjectInfoResponse};

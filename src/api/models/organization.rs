@@ -189,10 +189,39 @@ pub struct IdOnly {
     pub id: Option<i64>,
 }
 
+/// Operation 4 read for the mirror's links: each organization's id and name.
+///
+/// The answer repeats every organization whole (members, projects) for every user
+/// who can reach it: a third of a large sync's JSON. The links table needs two
+/// fields of it; the raw body keeps the rest, and each organization's full
+/// document comes from operation 1.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrganizationLinkList {
+    /// Whether the operation succeeded.
+    pub success: bool,
+    /// Error description; set when `success` is false.
+    pub error: Option<String>,
+    /// The organizations, id and name only.
+    #[serde(default, deserialize_with = "crate::api::tolerant::nullable_vec")]
+    pub organizations: Vec<OrganizationLink>,
+}
+
+/// An organization of which only `id` and `name` are read.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct OrganizationLink {
+    /// The identifier.
+    #[serde(default, deserialize_with = "crate::api::tolerant::opt_i64")]
+    pub id: Option<i64>,
+    /// The organization's name.
+    pub name: Option<String>,
+}
+
 impl_api_response!(
     OrganizationResponse,
     OrganizationListResponse,
-    OrganizationIdList
+    OrganizationIdList,
+    OrganizationLinkList
 );
 
 #[cfg(test)]
