@@ -211,19 +211,33 @@ impl TableSql {
         self.spec
     }
 
-    /// Prepares this table's per-row statements on `conn`.
-    pub fn writer<'c>(&'c self, conn: &'c Connection) -> rusqlite::Result<TableWriter<'c>> {
+    /// Prepares this table's per-row statements on `conn` for the run `stamp`.
+    pub fn writer<'c>(
+        &'c self,
+        conn: &'c Connection,
+        stamp: &'c RunStamp,
+    ) -> rusqlite::Result<TableWriter<'c>> {
+        let stamped = |sql: &str| -> rusqlite::Result<Statement<'c>> {
+            // The run's id and time are the same for every row of the run: bound
+            // once here (SQLite keeps bindings across executions), not per row.
+            let mut stmt = conn.prepare(sql)?;
+            let n = self.spec.width();
+            stmt.raw_bind_parameter(n + 2, stamp.run_id)?;
+            stmt.raw_bind_parameter(n + 3, stamp.observed_at.as_str())?;
+            Ok(stmt)
+        };
         Ok(TableWriter {
             sql: self,
             conn,
+            stamp,
             select_one: conn.prepare(&self.select_one)?,
             // Root tables have no scope, and no valid scope query.
             select_scope: match self.spec.scope.is_empty() {
                 true => None,
                 false => Some(conn.prepare(&self.select_scope)?),
             },
-            insert: conn.prepare(&self.insert)?,
-            update: conn.prepare(&self.update)?,
+            insert: stamped(&self.insert)?,
+            update: stamped(&self.update)?,
         })
     }
 
@@ -234,7 +248,7 @@ impl TableSql {
         stamp: &RunStamp,
         row: Row,
     ) -> rusqlite::Result<WriteStats> {
-        self.writer(tx)?.upsert(stamp, row)
+        self.writer(tx, stamp)?.upsert(row)
     }
 
     /// Replaces the rows of one scope. See [`TableWriter::replace_scope`].
@@ -245,7 +259,7 @@ impl TableSql {
         scope: &[Value],
         rows: Vec<Row>,
     ) -> rusqlite::Result<WriteStats> {
-        self.writer(tx)?.replace_scope(stamp, scope, rows)
+        self.writer(tx, stamp)?.replace_scope(scope, rows)
     }
 
     /// Marks removed every live row whose key is not in `seen` (root tables, at the
@@ -299,6 +313,7 @@ impl TableSql {
 pub struct TableWriter<'c> {
     sql: &'c TableSql,
     conn: &'c Connection,
+    stamp: &'c RunStamp,
     select_one: Statement<'c>,
     select_scope: Option<Statement<'c>>,
     insert: Statement<'c>,
@@ -341,12 +356,7 @@ impl TableWriter<'_> {
     }
 
     /// Writes one row against what the mirror holds for its key.
-    fn apply(
-        &mut self,
-        stamp: &RunStamp,
-        row: &Row,
-        existing: Option<Existing>,
-    ) -> rusqlite::Result<WriteStats> {
+    fn apply(&mut self, row: &Row, existing: Option<Existing>) -> rusqlite::Result<WriteStats> {
         let key = &row.values[..self.sql.spec.key.len()];
         let mut stats = WriteStats::default();
         match existing {
@@ -355,17 +365,17 @@ impl TableWriter<'_> {
                 return Ok(stats);
             }
             Some(old) => {
-                if old.run_id != stamp.run_id {
+                if old.run_id != self.stamp.run_id {
                     let mut archive = self.conn.prepare_cached(&self.sql.archive)?;
                     let mut params = key.to_vec();
-                    params.push(Value::Text(stamp.observed_at.clone()));
+                    params.push(Value::Text(self.stamp.observed_at.clone()));
                     archive.execute(params_from_iter(params.iter()))?;
                 }
-                write(&mut self.update, stamp, row)?;
+                write(&mut self.update, row)?;
                 stats.updated = 1;
             }
             None => {
-                write(&mut self.insert, stamp, row)?;
+                write(&mut self.insert, row)?;
                 stats.inserted = 1;
             }
         }
@@ -373,9 +383,9 @@ impl TableWriter<'_> {
     }
 
     /// Upserts one row of a root table (no scope).
-    pub fn upsert(&mut self, stamp: &RunStamp, row: Row) -> rusqlite::Result<WriteStats> {
+    pub fn upsert(&mut self, row: Row) -> rusqlite::Result<WriteStats> {
         let existing = self.existing(&row.values[..self.sql.spec.key.len()])?;
-        self.apply(stamp, &row, existing)
+        self.apply(&row, existing)
     }
 
     /// Replaces the rows of one scope (the children of one parent document) with
@@ -383,7 +393,6 @@ impl TableWriter<'_> {
     /// the scope missing from `rows` are marked removed.
     pub fn replace_scope(
         &mut self,
-        stamp: &RunStamp,
         scope: &[Value],
         rows: Vec<Row>,
     ) -> rusqlite::Result<WriteStats> {
@@ -399,12 +408,12 @@ impl TableWriter<'_> {
                     .remove(&key_text(&row.values[..self.sql.spec.key.len()]))
                     .map(|(_, e)| e)
             };
-            stats.add(self.apply(stamp, row, existing)?);
+            stats.add(self.apply(row, existing)?);
         }
         if self.sql.spec.removable {
             for (key, existing) in current.into_values() {
                 if !existing.removed {
-                    self.sql.mark_removed(self.conn, stamp, &key)?;
+                    self.sql.mark_removed(self.conn, self.stamp, &key)?;
                     stats.removed += 1;
                 }
             }
@@ -413,17 +422,15 @@ impl TableWriter<'_> {
     }
 }
 
-/// Binds a row, its digest and the run stamp (in the order of the insert and update
-/// statements) and runs the statement. Bound in place: no second vector of values,
-/// no copy of the stamp text.
-fn write(stmt: &mut Statement, stamp: &RunStamp, row: &Row) -> rusqlite::Result<()> {
+/// Binds a row and its digest (in the order of the insert and update statements,
+/// whose run stamp is already bound) and runs the statement. Bound in place: no
+/// second vector of values.
+fn write(stmt: &mut Statement, row: &Row) -> rusqlite::Result<()> {
     let n = row.values.len();
     for (i, value) in row.values.iter().enumerate() {
         stmt.raw_bind_parameter(i + 1, value)?;
     }
     stmt.raw_bind_parameter(n + 1, &row.hash[..])?;
-    stmt.raw_bind_parameter(n + 2, stamp.run_id)?;
-    stmt.raw_bind_parameter(n + 3, stamp.observed_at.as_str())?;
     stmt.raw_execute()?;
     Ok(())
 }

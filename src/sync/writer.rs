@@ -201,7 +201,7 @@ impl State {
         let mut writers: Writers = self
             .tables
             .iter()
-            .map(|(name, sql)| Ok((*name, sql.writer(&self.conn)?)))
+            .map(|(name, sql)| Ok((*name, sql.writer(&self.conn, &self.stamp)?)))
             .collect::<rusqlite::Result<_>>()?;
         // A closed channel ends the loop at the next receive.
         while let Some(first) = rx.blocking_recv() {
@@ -284,11 +284,11 @@ fn apply_doc(
         match set {
             RowSet::Root { table, row } => {
                 seen.push((table.name, key_text(&row.values[..table.key.len()])));
-                stats.add(table_writer(writers, table.name)?.upsert(stamp, row)?);
+                stats.add(table_writer(writers, table.name)?.upsert(row)?);
             }
             RowSet::Scope { table, scope, rows } => {
                 let writer = table_writer(writers, table.name)?;
-                stats.add(writer.replace_scope(stamp, &scope, rows)?);
+                stats.add(writer.replace_scope(&scope, rows)?);
             }
         }
     }
