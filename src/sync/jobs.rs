@@ -41,6 +41,22 @@ impl Job {
         }
     }
 
+    /// Where the job stands in the queue: discovery first (lists, organizations),
+    /// then users and projects by ascending id. Documents then arrive roughly in key
+    /// order, so the mirror's B-trees mostly grow at their right edge: the daily
+    /// metrics of a user in the middle of the key range split pages that earlier
+    /// commits already wrote, and each such page is written to the WAL again.
+    pub fn order(self) -> (u8, i64) {
+        match self {
+            Job::OrganizationList => (0, 0),
+            Job::Organization(id) => (1, id),
+            Job::ProjectList(op) => (2, i64::from(op == Operation::ListUserProjects)),
+            Job::WhitelabelUser { user, .. } => (3, user),
+            Job::UserOrganizations(user) => (4, user),
+            Job::ProjectInfo(id) => (5, id),
+        }
+    }
+
     /// The entity, as named in errors and `raw_documents.entity`.
     pub fn entity(self) -> String {
         match self {

@@ -20,8 +20,7 @@ use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
 use crate::mirror::table::RunStamp;
 use crate::mirror::{self, MirrorError, lock, spec};
 use jobs::{Done, Job};
-use std::collections::HashSet;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -197,10 +196,11 @@ struct Crawl {
     has_jwt: bool,
     store_secrets: bool,
     tasks: JoinSet<(Job, Result<Done, Failure>)>,
-    /// Jobs discovered but not started. Only `live` tasks exist at a time: a
-    /// finished task holds its parsed document until joined, so this bounds memory,
-    /// and tens of thousands of idle request futures are never allocated.
-    pending: VecDeque<Job>,
+    /// Jobs discovered but not started, in [`Job::order`]. Only `live` tasks exist
+    /// at a time: a finished task holds its parsed document until joined, so this
+    /// bounds memory, and tens of thousands of idle request futures are never
+    /// allocated.
+    pending: BTreeMap<(u8, i64), Job>,
     live: usize,
     to_writer: tokio::sync::mpsc::Sender<WriterMsg>,
     users: HashSet<i64>,
@@ -226,7 +226,7 @@ impl Crawl {
             has_jwt: opts.has_jwt,
             store_secrets: opts.store_secrets,
             tasks: JoinSet::new(),
-            pending: VecDeque::new(),
+            pending: BTreeMap::new(),
             live: held_docs.max(1),
             to_writer,
             users: HashSet::new(),
@@ -242,13 +242,13 @@ impl Crawl {
 
     fn spawn(&mut self, job: Job) {
         self.progress.add(1);
-        self.pending.push_back(job);
+        self.pending.insert(job.order(), job);
     }
 
     /// Starts pending jobs up to the live limit (skipping refused operations).
     fn start_pending(&mut self) {
         while self.tasks.len() < self.live {
-            let Some(job) = self.pending.pop_front() else {
+            let Some((_, job)) = self.pending.pop_first() else {
                 return;
             };
             if self.refused.contains(&job.operation()) {
