@@ -43,8 +43,33 @@ pub enum MirrorError {
     #[error("{0}: {1}")]
     Io(PathBuf, std::io::Error),
     /// A statement failed.
-    #[error("mirror: {0}")]
-    Sql(#[from] rusqlite::Error),
+    #[error("mirror: {}", describe(.0))]
+    Sql(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for MirrorError {
+    fn from(e: rusqlite::Error) -> Self {
+        MirrorError::Sql(e)
+    }
+}
+
+/// SQLite's reason in words a user can act on. Not a `source`: rusqlite's chain
+/// would repeat it ("disk I/O error: disk I/O error: Error code 778: ...").
+fn describe(e: &rusqlite::Error) -> String {
+    use rusqlite::ErrorCode::{DiskFull, SystemIoFailure};
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == DiskFull => format!(
+            "the disk is full: free some space and sync again (SQLite code {})",
+            f.extended_code
+        ),
+        // A failed write() of a full disk or a file size limit (EFBIG) reaches SQLite
+        // as an I/O error, not as SQLITE_FULL.
+        rusqlite::Error::SqliteFailure(f, _) if f.code == SystemIoFailure => format!(
+            "the file could not be read or written: is the disk full or a file size limit reached? (SQLite I/O error, code {})",
+            f.extended_code
+        ),
+        other => other.to_string(),
+    }
 }
 
 impl MirrorError {
@@ -53,5 +78,31 @@ impl MirrorError {
             path: path.to_path_buf(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(extended_code: i32) -> MirrorError {
+        rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(extended_code),
+            Some("disk I/O error".into()),
+        )
+        .into()
+    }
+
+    #[test]
+    fn disk_errors_say_what_to_check_once() {
+        let full = failure(rusqlite::ffi::SQLITE_FULL).to_string();
+        assert!(full.contains("the disk is full"), "{full}");
+        let write = failure(rusqlite::ffi::SQLITE_IOERR_WRITE).to_string();
+        assert!(write.contains("disk full or a file size limit"), "{write}");
+        assert!(write.contains("code 778"), "{write}");
+        assert_eq!(write.matches("I/O error").count(), 1, "{write}");
+        let other = MirrorError::from(rusqlite::Error::QueryReturnedNoRows).to_string();
+        assert_eq!(other, "mirror: Query returned no rows");
+        assert!(std::error::Error::source(&failure(rusqlite::ffi::SQLITE_FULL)).is_none());
     }
 }

@@ -19,6 +19,8 @@ pub struct Encoded {
     pub body: Vec<u8>,
     /// 16-byte digest of the uncompressed body (unchanged digest: nothing is written).
     pub hash: Vec<u8>,
+    /// Size of the body as received, in bytes.
+    pub size: usize,
 }
 
 /// Compresses and digests a body (done on the fetch tasks, in parallel).
@@ -27,6 +29,7 @@ pub fn encode(raw: &[u8]) -> Encoded {
         encoding: "lz4",
         body: compress(raw),
         hash: xxhash_rust::xxh3::xxh3_128(raw).to_le_bytes().to_vec(),
+        size: raw.len(),
     }
 }
 

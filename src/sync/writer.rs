@@ -6,6 +6,11 @@
 //! load that gives large transactions (few commits); when the network is slow a
 //! document is committed at most the window after it arrives. A document is always
 //! applied whole inside one transaction, so a crash never leaves half of one.
+//!
+//! A transaction also ends once its documents add up to [`BATCH_BYTES`]: what one
+//! commit writes to the WAL, and what a crash or a full disk can take back, is then
+//! bounded by the data, not by how many documents a fast machine gets through in the
+//! window.
 
 use crate::mirror::rows::{DocRows, RowSet};
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
@@ -22,6 +27,12 @@ use tokio::sync::mpsc;
 
 /// Most documents applied in one transaction.
 const BATCH_DOCS: usize = 256;
+
+/// Most document bytes (as received) applied in one transaction. A large sync's
+/// daily-metrics documents are ~80 KB each, so this is ~50 of them per commit: few
+/// enough commits that their fixed cost does not show, small enough that one
+/// transaction's WAL stays in the tens of megabytes.
+const BATCH_BYTES: usize = 4 << 20;
 
 /// Longest a transaction stays open collecting documents. Each commit has a fixed
 /// cost (WAL frame headers, SQLite's page-cache sweep); without the window a
@@ -139,6 +150,7 @@ impl Writer {
 #[derive(Default)]
 struct Batch {
     docs: usize,
+    bytes: usize,
     stats: WriteStats,
     errors: u64,
     seen: Vec<(&'static str, String)>,
@@ -155,6 +167,7 @@ impl Batch {
         self.docs += 1;
         match msg {
             WriterMsg::Doc(doc) => {
+                self.bytes += doc.raw.size;
                 let stats = apply_doc(tx, writers, stamp, *doc, &mut self.seen)?;
                 self.stats.add(stats);
             }
@@ -213,7 +226,7 @@ impl State {
             let mut next = Some(first);
             while let Some(msg) = next.take() {
                 batch.apply(&tx, &mut writers, &self.stamp, msg)?;
-                if batch.docs >= BATCH_DOCS {
+                if batch.docs >= BATCH_DOCS || batch.bytes >= BATCH_BYTES {
                     break;
                 }
                 next = match rx.try_recv() {
