@@ -52,9 +52,43 @@ impl DocRows {
     }
 
     fn scope(&mut self, table: &'static TableSpec, scope: Vec<Value>, rows: Vec<Vec<Value>>) {
-        let rows = rows.into_iter().map(Row::new).collect();
+        let mut rows: Vec<Row> = rows.into_iter().map(Row::new).collect();
+        let total = rows.len();
+        let repeated = keep_last_of_each_key(&mut rows, table.key.len());
+        if repeated > 0 {
+            let key: Vec<&str> = table.key.iter().map(|c| c.name).collect();
+            self.problems.push(format!(
+                "{}: {repeated} of {total} entries repeat the key ({}) of a later entry; the last of each was kept",
+                table.name,
+                key.join(", ")
+            ));
+        }
         self.sets.push(RowSet::Scope { table, scope, rows });
     }
+}
+
+/// Drops every row whose key a later row of the list repeats, and returns how many
+/// were dropped. A list with a repeated key cannot be stored as it is (the key is
+/// the table's primary key), and the API's lists are ordered oldest first.
+fn keep_last_of_each_key(rows: &mut Vec<Row>, key_len: usize) -> usize {
+    // The 128-bit digest of the key stands for the key: no key text is built for
+    // the million rows of a large sync.
+    let digest = |row: &Row| crate::mirror::table::content_hash(&row.values[..key_len]);
+    let mut last = std::collections::HashMap::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        last.insert(digest(row), i);
+    }
+    if last.len() == rows.len() {
+        return 0;
+    }
+    let before = rows.len();
+    let mut index = 0;
+    rows.retain(|row| {
+        let keep = last.get(&digest(row)) == Some(&index);
+        index += 1;
+        keep
+    });
+    before - rows.len()
 }
 
 /// Conversion of a model value into one SQL cell, following the mirror's
@@ -793,6 +827,57 @@ mod tests {
             ..Default::default()
         };
         assert_widths(&user_organizations(3, &links));
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_the_last_entry_and_is_reported() {
+        let day = |date: &str, cpu: i64| DailyMetrics {
+            date: date.parse().ok(),
+            cpu_compute_time_seconds: Some(cpu),
+            ..Default::default()
+        };
+        let user = WhitelabelUserResponse {
+            user: Some(WhitelabelUser {
+                daily_metrics: vec![
+                    day("2026-01-01T00:00:00Z", 1),
+                    day("2026-01-02T00:00:00Z", 2),
+                    day("2026-01-01T00:00:00Z", 3),
+                ],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let rows = whitelabel_user(1, 3, &user);
+        let metrics = rows
+            .sets
+            .iter()
+            .find_map(|set| match set {
+                RowSet::Scope { table, rows, .. } if table.name == "daily_metrics" => Some(rows),
+                _ => None,
+            })
+            .expect("daily metrics");
+        let cpu = spec::DAILY_METRICS
+            .all_columns()
+            .position(|c| c.name == "cpu_compute_time_seconds")
+            .expect("column");
+        let kept: Vec<(Value, Value)> = metrics
+            .iter()
+            .map(|r| (r.values[1].clone(), r.values[cpu].clone()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (Value::Text("2026-01-02".into()), Value::Integer(2)),
+                (Value::Text("2026-01-01".into()), Value::Integer(3)),
+            ]
+        );
+        assert_eq!(rows.problems.len(), 1, "{:?}", rows.problems);
+        assert!(
+            rows.problems[0]
+                .starts_with("daily_metrics: 1 of 3 entries repeat the key (user_id, day)"),
+            "{:?}",
+            rows.problems
+        );
     }
 
     #[test]

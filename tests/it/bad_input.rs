@@ -775,3 +775,113 @@ async fn the_override_route_needs_the_jwt_and_serves_bytes_verbatim() {
         Some(sb.info.project_id)
     );
 }
+
+/// A list that repeats a key (two daily-metrics entries for one day) cannot be
+/// stored as it is, since the key is the table's primary key. The last entry of each
+/// key is kept, the run ends `partial` and names the document, and everything else
+/// is stored as a clean sync stores it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_key_in_a_list_keeps_the_last_entry_and_is_reported() {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let client = client(&sb);
+    let (_control_dir, control) = common::scratch();
+    let clean = sync::run(&client, &common::sync_opts(&sb, &control), None)
+        .await
+        .expect("clean sync");
+    assert_eq!(clean.status, RunStatus::Succeeded, "{:?}", clean.errors);
+    let control_conn = common::open(&control);
+    let user = common::count(
+        &control_conn,
+        "SELECT user_id FROM daily_metrics GROUP BY user_id ORDER BY COUNT(*) DESC, user_id LIMIT 1",
+    );
+    let days = common::count(
+        &control_conn,
+        &format!("SELECT COUNT(*) FROM daily_metrics WHERE user_id = {user}"),
+    );
+    assert!(days > 1, "the user has a history of daily metrics");
+
+    // The user's real answer, with its first day sent once more at the end with
+    // another CPU time.
+    let path =
+        orgledger::api::operation::whitelabel_user_path(sb.info.whitelabel_organization_id, user);
+    let answer = reqwest::Client::new()
+        .get(format!("{}{path}", sb.info.url))
+        .header("x-jwt-token", &sb.info.jwt)
+        .send()
+        .await
+        .expect("operation 2 answers")
+        .bytes()
+        .await
+        .expect("operation 2 body");
+    let mut body: serde_json::Value = serde_json::from_slice(&answer).expect("operation 2 is JSON");
+    let metrics = body["user"]["dailyMetrics"]
+        .as_array_mut()
+        .expect("daily metrics");
+    let mut repeated = metrics[0].clone();
+    repeated["cpuComputeTimeSeconds"] = serde_json::json!(987_654);
+    metrics.push(repeated);
+    let day = metrics[0]["date"].as_str().expect("date")[..10].to_string();
+    let case = Case {
+        name: "op2-repeated-day".into(),
+        op: 2,
+        status: 200,
+        content_type: "application/json",
+        body: serde_json::to_vec(&body).expect("body"),
+        expected: String::new(),
+    };
+    set_override(&sb, &case, &path).await;
+
+    let (_dir, db) = common::scratch();
+    let run = sync::run(&client, &common::sync_opts(&sb, &db), None)
+        .await
+        .expect("sync with a repeated key");
+    assert_eq!(run.status, RunStatus::Partial, "{:?}", run.errors);
+    let conn = common::open(&db);
+    let message: String = conn
+        .query_row(
+            "SELECT message FROM sync_errors WHERE operation = 'get-whitelabel-user' AND entity = ?1",
+            [format!("user {user}")],
+            |r| r.get(0),
+        )
+        .expect("the repeat is recorded against the user");
+    assert!(
+        message.contains(&format!(
+            "daily_metrics: 1 of {} entries repeat the key (user_id, day)",
+            days + 1
+        )),
+        "{message}"
+    );
+    assert_eq!(
+        common::count(&conn, "SELECT COUNT(*) FROM sync_errors"),
+        1,
+        "nothing else failed"
+    );
+    let (stored, cpu): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM daily_metrics WHERE user_id = ?1), \
+             (SELECT cpu_compute_time_seconds FROM daily_metrics WHERE user_id = ?1 AND day = ?2)",
+            rusqlite::params![user, day],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("the user's days");
+    assert_eq!(
+        (stored, cpu),
+        (days, 987_654),
+        "one row per day, the last kept"
+    );
+    for table in [
+        "daily_metrics",
+        "users",
+        "organizations",
+        "project_info",
+        "trials",
+    ] {
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        assert_eq!(
+            common::count(&conn, &sql),
+            common::count(&control_conn, &sql),
+            "{table}: everything else is stored"
+        );
+    }
+    clear_override(&sb, &path).await;
+}
