@@ -707,7 +707,8 @@ mod tests {
         tx.commit().expect("commit");
         let (n, sum, stamps): (i64, i64, i64) = conn
             .query_row(
-                "SELECT COUNT(*), SUM(total_file_size),                  SUM(run_id = 4 AND valid_from = '2026-03-04T12:00:00.000Z') FROM datasets",
+                "SELECT COUNT(*), SUM(total_file_size), \
+                 SUM(run_id = 4 AND valid_from = '2026-03-04T12:00:00.000Z') FROM datasets",
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
