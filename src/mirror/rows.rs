@@ -82,18 +82,19 @@ fn keep_last_of_each_key(rows: &mut Vec<Row>, key_len: usize) -> usize {
     }
     // The 128-bit digest of the key stands for the key: no key text is built for
     // the million rows of a large sync.
-    let digest = |row: &Row| crate::mirror::table::content_hash(&row.values[..key_len]);
-    let mut last = std::collections::HashMap::with_capacity(rows.len());
-    for (i, row) in rows.iter().enumerate() {
-        last.insert(digest(row), i);
-    }
+    let digests: Vec<[u8; 16]> = rows
+        .iter()
+        .map(|row| crate::mirror::table::content_hash(&row.values[..key_len]))
+        .collect();
+    let last: std::collections::HashMap<&[u8; 16], usize> =
+        digests.iter().enumerate().map(|(i, d)| (d, i)).collect();
     if last.len() == rows.len() {
         return 0;
     }
     let before = rows.len();
     let mut index = 0;
-    rows.retain(|row| {
-        let keep = last.get(&digest(row)) == Some(&index);
+    rows.retain(|_| {
+        let keep = last.get(&digests[index]) == Some(&index);
         index += 1;
         keep
     });

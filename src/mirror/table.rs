@@ -139,6 +139,13 @@ pub fn content_hash(values: &[Value]) -> [u8; 16] {
 /// that was a tenth of the writer's time.
 const INSERT_CHUNK: usize = 32;
 
+/// Parameter number of the run id in an insert or update of `rows` rows of a table
+/// `width` columns wide: each row binds its values and digest, then the run id and
+/// time follow once.
+fn stamp_param(width: usize, rows: usize) -> usize {
+    rows * (width + 1) + 1
+}
+
 /// SQL statements of one table, built once from its spec.
 #[derive(Debug)]
 pub struct TableSql {
@@ -169,13 +176,13 @@ impl TableSql {
         let placeholders: Vec<String> = (1..=n + 3).map(|i| format!("?{i}")).collect();
         // Row r takes parameters r(n+1)+1 ..= r(n+1)+n+1 (values, digest); the run
         // stamp comes last and is shared.
-        let stamp = INSERT_CHUNK * (n + 1);
+        let stamp = stamp_param(n, INSERT_CHUNK);
         let tuples: Vec<String> = (0..INSERT_CHUNK)
             .map(|r| {
                 let cells: Vec<String> = (1..=n + 1)
                     .map(|i| format!("?{}", r * (n + 1) + i))
                     .collect();
-                format!("({}, ?{}, ?{})", cells.join(", "), stamp + 1, stamp + 2)
+                format!("({}, ?{stamp}, ?{})", cells.join(", "), stamp + 1)
             })
             .collect();
         let sets: Vec<String> = spec
@@ -244,27 +251,22 @@ impl TableSql {
         // how many rows the statement writes; the stamp follows their parameters.
         let stamped = |sql: &str, rows: usize| -> rusqlite::Result<Statement<'c>> {
             let mut stmt = conn.prepare(sql)?;
-            let first = rows * (self.spec.width() + 1) + 1;
+            let first = stamp_param(self.spec.width(), rows);
             stmt.raw_bind_parameter(first, stamp.run_id)?;
             stmt.raw_bind_parameter(first + 1, stamp.observed_at.as_str())?;
             Ok(stmt)
         };
-        let scoped = !self.spec.scope.is_empty();
         Ok(TableWriter {
             sql: self,
             conn,
             stamp,
             select_one: conn.prepare(&self.select_one)?,
             // Root tables have no scope, and no valid scope query.
-            select_scope: match scoped {
-                true => Some(conn.prepare(&self.select_scope)?),
-                false => None,
-            },
+            select_scope: (!self.spec.scope.is_empty())
+                .then(|| conn.prepare(&self.select_scope))
+                .transpose()?,
             insert: stamped(&self.insert, 1)?,
-            insert_chunk: match scoped {
-                true => Some(stamped(&self.insert_chunk, INSERT_CHUNK)?),
-                false => None,
-            },
+            insert_chunk: stamped(&self.insert_chunk, INSERT_CHUNK)?,
             update: stamped(&self.update, 1)?,
         })
     }
@@ -345,7 +347,7 @@ pub struct TableWriter<'c> {
     select_one: Statement<'c>,
     select_scope: Option<Statement<'c>>,
     insert: Statement<'c>,
-    insert_chunk: Option<Statement<'c>>,
+    insert_chunk: Statement<'c>,
     update: Statement<'c>,
 }
 
@@ -450,15 +452,11 @@ impl TableWriter<'_> {
     /// Inserts the rows of a scope that holds none yet, [`INSERT_CHUNK`] rows per
     /// statement. Their keys are distinct: `rows::DocRows` keeps one row per key.
     fn insert_all(&mut self, rows: &[Row]) -> rusqlite::Result<WriteStats> {
-        let mut rest = rows;
-        if let Some(chunked) = self.insert_chunk.as_mut() {
-            let mut chunks = rows.chunks_exact(INSERT_CHUNK);
-            for chunk in &mut chunks {
-                write(chunked, chunk)?;
-            }
-            rest = chunks.remainder();
+        let mut chunks = rows.chunks_exact(INSERT_CHUNK);
+        for chunk in &mut chunks {
+            write(&mut self.insert_chunk, chunk)?;
         }
-        for row in rest {
+        for row in chunks.remainder() {
             write(&mut self.insert, std::slice::from_ref(row))?;
         }
         Ok(WriteStats {
