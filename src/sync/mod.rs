@@ -241,8 +241,11 @@ impl Crawl {
     }
 
     fn spawn(&mut self, job: Job) {
-        self.progress.add(1);
-        self.pending.insert(job.order(), job);
+        // A job already waiting (an id listed twice) is queued once, and counted once
+        // in the progress total, or the bar would never reach its end.
+        if self.pending.insert(job.order(), job).is_none() {
+            self.progress.add(1);
+        }
     }
 
     /// Starts pending jobs up to the live limit (skipping refused operations).
