@@ -472,9 +472,11 @@ fn header_time(response: &reqwest::Response) -> Option<DateTime<Utc>> {
 /// checks every string (each key of a million daily-metrics records) on its own,
 /// which cost more than the one pass. A body that is not UTF-8 goes through the
 /// slice parser, whose error names the spot.
-fn parse_json<T: serde::de::DeserializeOwned>(raw: &[u8]) -> Result<T, serde_json::Error> {
+fn parse_json<T: serde::de::DeserializeOwned + ApiResponse>(
+    raw: &[u8],
+) -> Result<T, serde_json::Error> {
     match std::str::from_utf8(raw) {
-        Ok(text) => serde_json::from_str(text),
+        Ok(text) => T::from_json(text),
         Err(_) => serde_json::from_slice(raw),
     }
 }

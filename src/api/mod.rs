@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod error;
+pub mod metrics_scan;
 pub mod models;
 pub mod operation;
 pub mod pacing;

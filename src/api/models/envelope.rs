@@ -9,6 +9,14 @@ pub trait ApiResponse {
     fn success(&self) -> bool;
     /// The service's error description, normally set only when `success` is false.
     fn error_text(&self) -> Option<&str>;
+
+    /// Parses a body. Responses with a faster reader of their own override this.
+    fn from_json(text: &str) -> Result<Self, serde_json::Error>
+    where
+        Self: serde::de::DeserializeOwned,
+    {
+        serde_json::from_str(text)
+    }
 }
 
 /// Implements [`ApiResponse`] for response structs with `success: bool` and
