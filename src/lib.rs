@@ -7,6 +7,8 @@
 //! [`sandbox`] is a real HTTP implementation of the API over a generated world, used by
 //! the demo, the tests and the benchmarks. See `docs/architecture.md` for the map.
 
+#![deny(unsafe_code)]
+
 pub mod api;
 pub mod cli;
 pub mod config;

@@ -10,6 +10,7 @@ pub mod digest;
 pub mod error;
 pub mod lock;
 pub mod raw;
+pub mod row_stmt;
 pub mod rows;
 pub mod runs;
 pub mod schema;

@@ -7,6 +7,7 @@
 //! A row written twice in the same run is overwritten in place: one run is one
 //! instant, and a zero-length version in history would be noise.
 
+use crate::mirror::row_stmt::RowStatement;
 use crate::mirror::spec::TableSpec;
 use rusqlite::types::Value;
 use rusqlite::{Connection, Statement, Transaction, params_from_iter};
@@ -254,12 +255,9 @@ impl TableSql {
         // The run's id and time are the same for every row of the run: bound once
         // here (SQLite keeps bindings across executions), not per row. `rows` is
         // how many rows the statement writes; the stamp follows their parameters.
-        let stamped = |sql: &str, rows: usize| -> rusqlite::Result<Statement<'c>> {
-            let mut stmt = conn.prepare(sql)?;
+        let stamped = |sql: &str, rows: usize| -> rusqlite::Result<RowStatement<'c>> {
             let first = stamp_param(self.spec.width(), rows);
-            stmt.raw_bind_parameter(first, stamp.run_id)?;
-            stmt.raw_bind_parameter(first + 1, stamp.observed_at.as_str())?;
-            Ok(stmt)
+            RowStatement::prepare(conn, sql, first, stamp.run_id, &stamp.observed_at)
         };
         Ok(TableWriter {
             sql: self,
@@ -351,9 +349,9 @@ pub struct TableWriter<'c> {
     stamp: &'c RunStamp,
     select_one: Statement<'c>,
     select_scope: Option<Statement<'c>>,
-    insert: Statement<'c>,
-    insert_chunk: Statement<'c>,
-    update: Statement<'c>,
+    insert: RowStatement<'c>,
+    insert_chunk: RowStatement<'c>,
+    update: RowStatement<'c>,
 }
 
 impl TableWriter<'_> {
@@ -407,11 +405,11 @@ impl TableWriter<'_> {
                     params.push(Value::Text(self.stamp.observed_at.clone()));
                     archive.execute(params_from_iter(params.iter()))?;
                 }
-                write(&mut self.update, std::slice::from_ref(row))?;
+                self.update.run(std::slice::from_ref(row))?;
                 stats.updated = 1;
             }
             None => {
-                write(&mut self.insert, std::slice::from_ref(row))?;
+                self.insert.run(std::slice::from_ref(row))?;
                 stats.inserted = 1;
             }
         }
@@ -459,33 +457,16 @@ impl TableWriter<'_> {
     fn insert_all(&mut self, rows: &[Row]) -> rusqlite::Result<WriteStats> {
         let mut chunks = rows.chunks_exact(INSERT_CHUNK);
         for chunk in &mut chunks {
-            write(&mut self.insert_chunk, chunk)?;
+            self.insert_chunk.run(chunk)?;
         }
         for row in chunks.remainder() {
-            write(&mut self.insert, std::slice::from_ref(row))?;
+            self.insert.run(std::slice::from_ref(row))?;
         }
         Ok(WriteStats {
             inserted: rows.len() as u64,
             ..WriteStats::default()
         })
     }
-}
-
-/// Binds rows and their digests (each row's values, then its digest, row after
-/// row: the layout of the insert and update statements, whose run stamp is already
-/// bound) and runs the statement once. Bound in place: no second vector of values.
-fn write(stmt: &mut Statement, rows: &[Row]) -> rusqlite::Result<()> {
-    let mut param = 1;
-    for row in rows {
-        for value in &row.values {
-            stmt.raw_bind_parameter(param, value)?;
-            param += 1;
-        }
-        stmt.raw_bind_parameter(param, &row.hash[..])?;
-        param += 1;
-    }
-    stmt.raw_execute()?;
-    Ok(())
 }
 
 /// `a = ?i AND b = ?i+1 ...`
