@@ -263,8 +263,9 @@ fn scan_list(b: &[u8], start: usize) -> Option<(Vec<DailyMetrics>, usize)> {
     if c.peek()? == b']' {
         return Some((out, c.i + 1));
     }
+    let mut memo = Memo::default();
     loop {
-        out.push(scan_record(&mut c)?);
+        out.push(scan_record(&mut c, &mut memo)?);
         match c.peek()? {
             b',' => c.i += 1,
             b']' => return Some((out, c.i + 1)),
@@ -273,7 +274,11 @@ fn scan_list(b: &[u8], start: usize) -> Option<(Vec<DailyMetrics>, usize)> {
     }
 }
 
-fn scan_record(c: &mut Cursor) -> Option<DailyMetrics> {
+/// The last text and value of each timestamp field: consecutive records mostly
+/// repeat `computeTimeCalculatedSince`, which is then not parsed again.
+type Memo<'a> = [Option<(&'a [u8], Timestamp)>; FIELDS.len()];
+
+fn scan_record<'a>(c: &mut Cursor<'a>, memo: &mut Memo<'a>) -> Option<DailyMetrics> {
     c.eat(b'{')?;
     let mut record = DailyMetrics::default();
     if c.peek()? == b'}' {
@@ -297,7 +302,7 @@ fn scan_record(c: &mut Cursor) -> Option<DailyMetrics> {
         }
         seen |= 1 << field;
         next = field + 1;
-        scan_field(c, FIELDS[field].1, &mut record)?;
+        scan_field(c, FIELDS[field].1, &mut record, &mut memo[field])?;
         match c.peek()? {
             b',' => c.i += 1,
             b'}' => {
@@ -309,15 +314,25 @@ fn scan_record(c: &mut Cursor) -> Option<DailyMetrics> {
     }
 }
 
-fn scan_field(c: &mut Cursor, slot: Slot, record: &mut DailyMetrics) -> Option<()> {
+fn scan_field<'a>(
+    c: &mut Cursor<'a>,
+    slot: Slot,
+    record: &mut DailyMetrics,
+    memo: &mut Option<(&'a [u8], Timestamp)>,
+) -> Option<()> {
     if c.peek()? == b'n' {
         return (c.b.get(c.i..c.i + 4) == Some(b"null")).then(|| c.i += 4);
     }
     match slot {
         Slot::Int(field) => *field(record) = Some(c.integer()?),
         Slot::Time(field) => {
-            let text = std::str::from_utf8(c.plain_string()?).ok()?;
-            *field(record) = Some(text.parse().ok()?);
+            let text = c.plain_string()?;
+            let value = match memo {
+                Some((last, value)) if *last == text => *value,
+                _ => std::str::from_utf8(text).ok()?.parse().ok()?,
+            };
+            *memo = Some((text, value));
+            *field(record) = Some(value);
         }
     }
     Some(())

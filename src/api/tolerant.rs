@@ -34,8 +34,10 @@ impl Timestamp {
         // Written digit by digit: `format!` with padding cost a tenth of a large
         // sync's CPU (the mirror formats two timestamps per daily-metrics row).
         use chrono::{Datelike, Timelike};
-        let t = &self.0;
-        let millis = t.timestamp_subsec_millis().min(999);
+        // The naive UTC value: `DateTime<Utc>`'s own accessors add a zero offset
+        // for each field.
+        let t = self.0.naive_utc();
+        let millis = (t.nanosecond() / 1_000_000).min(999);
         let Some(year) = u32::try_from(t.year()).ok().filter(|y| *y <= 9999) else {
             // Years outside 0..=9999 do not fit the four digits below.
             return format!(
@@ -65,8 +67,10 @@ impl Timestamp {
                 n /= 10;
             }
         }
-        // Only ASCII digits and separators were written.
-        String::from_utf8_lossy(&text).into_owned()
+        // Only ASCII digits and separators were written, so this never falls back.
+        std::str::from_utf8(&text)
+            .map(str::to_owned)
+            .unwrap_or_default()
     }
 
     /// The UTC calendar day of this instant.

@@ -488,6 +488,9 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
     out.scope(&spec::TRIALS, vec![user_id.cell()], trials);
 
     let mut metrics = Vec::with_capacity(u.daily_metrics.len());
+    // Every record of a user usually carries the same `computeTimeCalculatedSince`:
+    // its text is formatted once and copied.
+    let mut since: Option<(Timestamp, String)> = None;
     for m in &u.daily_metrics {
         let Some(date) = m.date else {
             out.problems.push(format!(
@@ -518,7 +521,13 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
             m.storage_bytes_deleted.cell(),
             m.staff_users_added.cell(),
             m.staff_users_deleted.cell(),
-            m.compute_time_calculated_since.cell(),
+            match m.compute_time_calculated_since {
+                Some(t) => Value::Text(match &since {
+                    Some((last, text)) if *last == t => text.clone(),
+                    _ => since.insert((t, t.as_text())).1.clone(),
+                }),
+                None => Value::Null,
+            },
         ]);
     }
     out.scope(&spec::DAILY_METRICS, vec![user_id.cell()], metrics);
