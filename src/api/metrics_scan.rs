@@ -481,6 +481,26 @@ mod tests {
         })
     }
 
+    #[test]
+    fn generated_lists_exercise_both_paths() {
+        use proptest::strategy::ValueTree;
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let strategy = prop::collection::vec(record(), 1..4);
+        let (mut fast, mut declined) = (0, 0);
+        for _ in 0..300 {
+            let records = strategy.new_tree(&mut runner).expect("tree").current();
+            let text = body("", &format!("[{}]", records.join(",")), "");
+            match parse_fast(&text) {
+                Some(_) => fast += 1,
+                None => declined += 1,
+            }
+        }
+        assert!(
+            fast >= 30 && declined >= 30,
+            "fast {fast}, declined {declined}"
+        );
+    }
+
     proptest! {
         #[test]
         fn fast_and_serde_agree_on_generated_lists(
