@@ -20,9 +20,10 @@ pub trait ApiResponse {
 }
 
 /// Implements [`ApiResponse`] for response structs with `success: bool` and
-/// `error: Option<String>` fields.
+/// `error: Option<String>` fields; `Response => parser` gives one a body parser of
+/// its own instead of plain serde.
 macro_rules! impl_api_response {
-    ($($response:ty),+ $(,)?) => {
+    ($($response:ty $(=> $parser:path)?),+ $(,)?) => {
         $(
             impl $crate::api::models::ApiResponse for $response {
                 fn success(&self) -> bool {
@@ -32,6 +33,12 @@ macro_rules! impl_api_response {
                 fn error_text(&self) -> Option<&str> {
                     self.error.as_deref()
                 }
+
+                $(
+                    fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+                        $parser(text)
+                    }
+                )?
             }
         )+
     };

@@ -1,5 +1,6 @@
 //! The white label user (operation 2) with its organizations, trials and daily metrics.
 
+use super::envelope::impl_api_response;
 use super::user::user_record;
 use super::{EntitlementLimits, Experiment, Project};
 use crate::api::tolerant::Timestamp;
@@ -190,19 +191,7 @@ pub struct WhitelabelUserResponse {
     pub user: Option<WhitelabelUser>,
 }
 
-impl crate::api::models::ApiResponse for WhitelabelUserResponse {
-    fn success(&self) -> bool {
-        self.success
-    }
-
-    fn error_text(&self) -> Option<&str> {
-        self.error.as_deref()
-    }
-
-    fn from_json(text: &str) -> Result<Self, serde_json::Error> {
-        crate::api::metrics_scan::parse_whitelabel_user(text)
-    }
-}
+impl_api_response!(WhitelabelUserResponse => crate::api::metrics_scan::parse_whitelabel_user);
 
 #[cfg(test)]
 mod tests {
