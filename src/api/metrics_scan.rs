@@ -141,15 +141,8 @@ impl<'a> Cursor<'a> {
 
     /// Skips any string, escapes included (no validation: serde reads it later).
     fn skip_string(&mut self) -> Option<()> {
-        self.i += 1;
-        loop {
-            let n = memchr::memchr2(b'"', b'\\', self.b.get(self.i..)?)?;
-            self.i += n + 1;
-            if self.b[self.i - 1] == b'"' {
-                return Some(());
-            }
-            self.i += 1;
-        }
+        self.i = crate::api::redact::string_end(self.b, self.i)? + 1;
+        Some(())
     }
 
     /// Skips one value of any kind (no validation: serde reads it later).

@@ -66,8 +66,9 @@ pub fn redact_body(raw: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Index of the quote closing the string token that opens at `open`.
-fn string_end(raw: &[u8], open: usize) -> Option<usize> {
+/// Index of the quote closing the string token that opens at `open` (no
+/// validation of what is between).
+pub(crate) fn string_end(raw: &[u8], open: usize) -> Option<usize> {
     let mut at = open + 1;
     loop {
         let i = at + memchr::memchr2(b'"', b'\\', raw.get(at..)?)?;
