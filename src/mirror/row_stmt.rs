@@ -108,8 +108,9 @@ impl<'c> RowStatement<'c> {
         let rc = unsafe { ffi::sqlite3_step(self.stmt.as_ptr()) };
         match rc {
             ffi::SQLITE_DONE => Ok(()),
-            // A writing statement returns no rows; anything else is an error.
-            _ => check(self.db, extended_code(self.db, rc)),
+            // A writing statement returns no rows; anything else is an error (with
+            // its extended code: rusqlite turns those on for every connection).
+            _ => check(self.db, rc),
         }
     }
 
@@ -172,17 +173,6 @@ impl Drop for RowStatement<'_> {
         unsafe {
             ffi::sqlite3_finalize(self.stmt.as_ptr());
         }
-    }
-}
-
-/// The extended code of the connection's last error, when it explains `rc`.
-fn extended_code(db: *mut ffi::sqlite3, rc: c_int) -> c_int {
-    // SAFETY: `db` is a valid connection handle.
-    let extended = unsafe { ffi::sqlite3_extended_errcode(db) };
-    if extended & 0xff == rc & 0xff {
-        extended
-    } else {
-        rc
     }
 }
 
