@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 const BATCH_DOCS: usize = 256;
 
 /// Most document bytes (as received) applied in one transaction. A large sync's
-/// daily-metrics documents are ~80 KB each, so this is ~50 of them per commit: few
+/// white label user documents are ~190 KB each, so this is ~20 of them per commit: few
 /// enough commits that their fixed cost does not show, small enough that one
 /// transaction's WAL stays in the tens of megabytes.
 const BATCH_BYTES: usize = 4 << 20;
