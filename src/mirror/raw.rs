@@ -48,7 +48,7 @@ thread_local! {
 fn compress(raw: &[u8]) -> Vec<u8> {
     let worst = lz4_flex::block::get_maximum_output_size(raw.len());
     if worst > SCRATCH_MAX {
-        return lz4_flex::compress_prepend_size(raw);
+        return compress_alone(raw);
     }
     SCRATCH.with_borrow_mut(|scratch| {
         if scratch.len() < worst {
@@ -61,9 +61,19 @@ fn compress(raw: &[u8]) -> Vec<u8> {
                 body.extend_from_slice(&scratch[..n]);
                 body
             }
-            Err(_) => lz4_flex::compress_prepend_size(raw),
+            Err(_) => compress_alone(raw),
         }
     })
+}
+
+/// `compress_prepend_size` without its slack: it returns its worst-case buffer
+/// (the body's size and more) holding a body that is 5-8x smaller, and that
+/// buffer would travel to the writer and wait there with the document (20 MB for
+/// the organization list of a large world).
+fn compress_alone(raw: &[u8]) -> Vec<u8> {
+    let mut body = lz4_flex::compress_prepend_size(raw);
+    body.shrink_to_fit();
+    body
 }
 
 /// A stored body that cannot be decoded.
@@ -128,6 +138,11 @@ mod tests {
         for raw in [&body[..], b"{}", &body[..7]] {
             assert_eq!(encode(raw).body, lz4_flex::compress_prepend_size(raw));
         }
+        // A body too big for the scratch buffer: the same bytes, and no slack kept.
+        let big = body.repeat((SCRATCH_MAX / body.len()) + 1);
+        let encoded_big = encode(&big);
+        assert_eq!(encoded_big.body, lz4_flex::compress_prepend_size(&big));
+        assert_eq!(encoded_big.body.capacity(), encoded_big.body.len());
         assert!(decode("zip", &encoded.body).is_err());
         assert!(decode("lz4", b"garbage").is_err());
     }

@@ -539,10 +539,14 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
 }
 
 /// Operations 5 and 7: projects and their collaborators.
-pub fn project_list(projects: &[Project], context: &str) -> DocRows {
+///
+/// Takes the list by value and drops each project once its rows are built: a large
+/// world's list is 16 MB of JSON, and holding all of its models next to all of its
+/// rows was the sync's peak memory.
+pub fn project_list(projects: Vec<Project>, context: &str) -> DocRows {
     let mut out = DocRows::default();
     for p in projects {
-        project_rows(&mut out, p, context);
+        project_rows(&mut out, &p, context);
     }
     out
 }
@@ -853,7 +857,7 @@ mod tests {
             ..Default::default()
         };
         assert_widths(&project_info(7, &info, false));
-        assert_widths(&project_list(&[project()], "list"));
+        assert_widths(&project_list(vec![project()], "list"));
         let links = OrganizationLinkList {
             organizations: vec![OrganizationLink {
                 id: Some(1),

@@ -184,7 +184,7 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
                 .filter(|p| p.deleted_date.is_none())
                 .filter_map(|p| p.id)
                 .collect();
-            let rows = rows::project_list(&value.projects, op.name());
+            let rows = rows::project_list(value.projects, op.name());
             let follow = FollowUps {
                 projects,
                 ..FollowUps::default()
