@@ -112,7 +112,7 @@ async fn stores_everything_served_then_rewrites_nothing(profile: Profile) {
     }
     assert!(
         api.daily_metrics > 300 * 50,
-        "a small world has a year of metrics for most users"
+        "a small or medium world has a year of metrics for most users"
     );
 
     let second = sync::run(&client, &opts, None).await.expect("re-sync");
