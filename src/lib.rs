@@ -16,4 +16,5 @@ pub mod mirror;
 pub mod report;
 pub mod sandbox;
 pub mod schedule;
+pub mod shutdown;
 pub mod sync;

@@ -1,5 +1,6 @@
 //! The `orgledger` binary: parse the command line, set up logging, run the command,
-//! turn its outcome into an exit code (0 ok, 1 failure, 2 usage, 3 partial sync).
+//! turn its outcome into an exit code (0 ok, 1 failure, 2 usage, 3 partial sync,
+//! 130/143 a sync stopped by SIGINT/SIGTERM).
 
 use clap::Parser;
 use orgledger::cli::{self, Exit, args::Cli};
@@ -28,7 +29,7 @@ fn main() -> ExitCode {
         Ok(exit) => ExitCode::from(exit as u8),
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(Exit::Failure as u8)
+            ExitCode::from(Exit::of_error(&e) as u8)
         }
     }
 }

@@ -353,7 +353,7 @@ impl Client {
         let response = request
             .send()
             .await
-            .map_err(|e| self.transport_error(operation, path, &e))?;
+            .map_err(|e| self.transport_error(operation, &url, e))?;
         let status = response.status().as_u16();
         let server_time = header_time(&response);
         let retry_after = response
@@ -361,11 +361,11 @@ impl Client {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
-        let raw = self.read_body(operation, path, response).await?;
+        let raw = self.read_body(operation, &url, response).await?;
         if status != 200 {
             return Err(ApiError::Http {
                 op: operation,
-                path: path.to_string(),
+                url: url.clone(),
                 status,
                 excerpt: excerpt(&raw),
                 retry_after,
@@ -373,13 +373,13 @@ impl Client {
         }
         let value: T = parse_json(&raw).map_err(|e| ApiError::Decode {
             op: operation,
-            path: path.to_string(),
+            url: url.clone(),
             detail: decode_detail(&raw, &e),
         })?;
         if !value.success() {
             return Err(ApiError::Unsuccessful {
                 op: operation,
-                path: path.to_string(),
+                url,
                 message: value.error_text().unwrap_or("(no error text)").to_string(),
             });
         }
@@ -394,7 +394,7 @@ impl Client {
     async fn read_body(
         &self,
         operation: Operation,
-        path: &str,
+        url: &str,
         mut response: reqwest::Response,
     ) -> Result<Vec<u8>, ApiError> {
         let limit = self.cfg.max_body_bytes;
@@ -403,7 +403,7 @@ impl Client {
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|e| self.transport_error(operation, path, &e))?
+            .map_err(|e| self.transport_error(operation, url, e))?
         {
             self.traffic
                 .bytes
@@ -411,7 +411,7 @@ impl Client {
             if (body.len() + chunk.len()) as u64 > limit {
                 return Err(ApiError::TooLarge {
                     op: operation,
-                    path: path.to_string(),
+                    url: url.to_string(),
                     limit,
                 });
             }
@@ -420,17 +420,19 @@ impl Client {
         Ok(body)
     }
 
-    fn transport_error(&self, operation: Operation, path: &str, e: &reqwest::Error) -> ApiError {
+    fn transport_error(&self, operation: Operation, url: &str, e: reqwest::Error) -> ApiError {
         if e.is_timeout() {
             ApiError::Timeout {
                 op: operation,
-                path: path.to_string(),
+                url: url.to_string(),
                 secs: self.cfg.timeout.as_secs(),
             }
         } else {
-            // reqwest's Display includes the URL, never headers, so no credential leaks.
+            // The error names the URL already; without it reqwest's text (never
+            // headers, so no credential) does not repeat it.
+            let e = e.without_url();
             let mut reason = e.to_string();
-            let mut source = std::error::Error::source(e);
+            let mut source = std::error::Error::source(&e);
             while let Some(inner) = source {
                 reason.push_str(": ");
                 reason.push_str(&inner.to_string());
@@ -438,7 +440,7 @@ impl Client {
             }
             ApiError::Connect {
                 op: operation,
-                path: path.to_string(),
+                url: url.to_string(),
                 reason,
             }
         }

@@ -1,4 +1,4 @@
-//! Errors of the API client. Every variant names the operation and the path, so a
+//! Errors of the API client. Every variant names the operation and the full URL, so a
 //! message in a log or in `sync_errors` says what failed and where; none carries a
 //! credential (they are [`crate::api::secret::Secret`]s and never formatted).
 
@@ -9,32 +9,32 @@ use crate::api::operation::Operation;
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     /// No connection could be made (refused, DNS, reset) or the body broke off.
-    #[error("{op} {path}: cannot reach the service: {reason}")]
+    #[error("{op} {url}: cannot reach the service: {reason}")]
     Connect {
         /// The operation.
         op: Operation,
-        /// Request path.
-        path: String,
+        /// The full URL called (never holds a credential: they travel in headers).
+        url: String,
         /// What the transport said.
         reason: String,
     },
     /// No complete answer within the timeout.
-    #[error("{op} {path}: no answer within {secs} s")]
+    #[error("{op} {url}: no answer within {secs} s")]
     Timeout {
         /// The operation.
         op: Operation,
-        /// Request path.
-        path: String,
+        /// The full URL called (never holds a credential: they travel in headers).
+        url: String,
         /// The timeout.
         secs: u64,
     },
     /// The service answered with a non-200 status.
-    #[error("{op} {path}: HTTP {status}: {excerpt}")]
+    #[error("{op} {url}: HTTP {status}: {excerpt}")]
     Http {
         /// The operation.
         op: Operation,
-        /// Request path.
-        path: String,
+        /// The full URL called (never holds a credential: they travel in headers).
+        url: String,
         /// HTTP status code.
         status: u16,
         /// The start of the body (the service's error text when it sent one).
@@ -43,32 +43,32 @@ pub enum ApiError {
         retry_after: Option<u64>,
     },
     /// The envelope said `success: false`.
-    #[error("{op} {path}: the service answered success=false: {message}")]
+    #[error("{op} {url}: the service answered success=false: {message}")]
     Unsuccessful {
         /// The operation.
         op: Operation,
-        /// Request path.
-        path: String,
+        /// The full URL called (never holds a credential: they travel in headers).
+        url: String,
         /// The envelope's `error` text.
         message: String,
     },
     /// The body is not the JSON the operation returns.
-    #[error("{op} {path}: the response does not decode: {detail}")]
+    #[error("{op} {url}: the response does not decode: {detail}")]
     Decode {
         /// The operation.
         op: Operation,
-        /// Request path.
-        path: String,
+        /// The full URL called (never holds a credential: they travel in headers).
+        url: String,
         /// Parser message with line and column.
         detail: String,
     },
     /// The body exceeds the size limit.
-    #[error("{op} {path}: the response is larger than {limit} bytes")]
+    #[error("{op} {url}: the response is larger than {limit} bytes")]
     TooLarge {
         /// The operation.
         op: Operation,
-        /// Request path.
-        path: String,
+        /// The full URL called (never holds a credential: they travel in headers).
+        url: String,
         /// The limit.
         limit: u64,
     },

@@ -118,6 +118,11 @@ pub struct SandboxArgs {
     /// Injected faults, e.g. "5xx=0.1,429=0.05,slow=0.02,malformed=0.02,truncated=0.02,envelope=0.01".
     #[arg(long, value_name = "SPEC")]
     pub faults: Option<String>,
+    /// Also write the connection as shell lines (`export ORGLEDGER_BASE_URL=...`,
+    /// `ORGLEDGER_JWT`, `SANDBOX_WHITELABEL_ORG`) to FILE, mode 600, complete before
+    /// the sandbox serves: `. FILE` in another shell.
+    #[arg(long, value_name = "FILE")]
+    pub env_file: Option<PathBuf>,
 }
 
 /// `sync` options.

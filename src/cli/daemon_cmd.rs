@@ -3,9 +3,10 @@
 use crate::cli::Exit;
 use crate::cli::args::{DaemonArgs, ReportArgs};
 use crate::cli::settings::Settings;
-use crate::cli::{report_cmd, sandbox_cmd, sync_cmd};
+use crate::cli::{report_cmd, sync_cmd};
 use crate::report::Format;
 use crate::schedule::{cron, daemon};
+use crate::shutdown::Shutdown;
 use anyhow::{Result, anyhow};
 
 /// Default sync schedule: 05:00 UTC daily.
@@ -48,10 +49,7 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
         report,
         retention_days: settings.config.report.retention_days,
     };
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let runner = tokio::spawn(daemon::run(cfg, stop_rx));
-    sandbox_cmd::wait_for_signal().await?;
-    let _ = stop_tx.send(true);
-    runner.await??;
+    // The daemon's normal end is a signal, so it exits 0 on one.
+    daemon::run(cfg, Shutdown::on_signals()?).await?;
     Ok(Exit::Ok)
 }

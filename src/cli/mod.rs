@@ -26,8 +26,40 @@ pub enum Exit {
     Ok = 0,
     /// The command failed.
     Failure = 1,
+    /// The command line or the settings are wrong (see [`UsageError`]).
+    Usage = 2,
     /// A sync stored what it could but some entities failed.
     Partial = 3,
+    /// Stopped by SIGINT (128 + 2, as shells report it).
+    Interrupted = 130,
+    /// Stopped by SIGTERM (128 + 15).
+    Terminated = 143,
+}
+
+impl From<crate::shutdown::Signal> for Exit {
+    fn from(signal: crate::shutdown::Signal) -> Self {
+        match signal {
+            crate::shutdown::Signal::Interrupt => Exit::Interrupted,
+            crate::shutdown::Signal::Terminate => Exit::Terminated,
+        }
+    }
+}
+
+/// A mistake in how orgledger was called (a missing setting, a malformed value):
+/// the binary exits with [`Exit::Usage`], like clap does for a bad flag.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+impl Exit {
+    /// The status for an error that ended a command.
+    pub fn of_error(e: &anyhow::Error) -> Exit {
+        if e.downcast_ref::<UsageError>().is_some() {
+            Exit::Usage
+        } else {
+            Exit::Failure
+        }
+    }
 }
 
 /// Runs the parsed command.

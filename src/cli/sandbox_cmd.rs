@@ -2,17 +2,20 @@
 
 use crate::cli::Exit;
 use crate::cli::args::SandboxArgs;
-use crate::sandbox::{self, FaultSpec, SandboxOptions};
+use crate::sandbox::{self, FaultSpec, SandboxInfo, SandboxOptions};
+use crate::shutdown::Shutdown;
 use anyhow::{Context, Result};
 use std::io::Write;
+use std::path::Path;
 
-/// Starts the sandbox, prints its connection JSON as the first stdout line, serves
-/// until a signal.
+/// Starts the sandbox, prints its connection JSON as the first stdout line (and
+/// the `--env-file`), serves until a signal.
 pub async fn run(args: SandboxArgs) -> Result<Exit> {
     let faults: FaultSpec = match &args.faults {
         Some(spec) => spec.parse().with_context(|| format!("--faults {spec:?}"))?,
         None => FaultSpec::default(),
     };
+    let mut shutdown = Shutdown::on_signals()?;
     let handle = sandbox::start(SandboxOptions {
         addr: args.addr,
         profile: args.profile,
@@ -23,25 +26,68 @@ pub async fn run(args: SandboxArgs) -> Result<Exit> {
     })
     .await
     .with_context(|| format!("cannot start the sandbox on {}", args.addr))?;
+    if let Some(file) = &args.env_file {
+        write_env_file(file, &handle.info)
+            .with_context(|| format!("cannot write the --env-file {}", file.display()))?;
+    }
     let line = serde_json::to_string(&handle.info)?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "{line}")?;
         out.flush()?;
     }
-    tracing::info!(url = %handle.info.url, "sandbox serving; Ctrl-C to stop");
-    wait_for_signal().await?;
+    tracing::info!(url = %handle.info.url, pid = std::process::id(), "sandbox serving; Ctrl-C or `kill PID` to stop");
+    shutdown.recv().await;
     handle.shutdown().await;
     Ok(Exit::Ok)
 }
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn wait_for_signal() -> Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
-    tokio::select! {
-        r = tokio::signal::ctrl_c() => r.context("cannot listen for Ctrl-C")?,
-        _ = term.recv() => {}
+/// The connection as shell lines. Written to a private temporary name and renamed,
+/// so a shell waiting for the file never reads half of it.
+fn write_env_file(path: &Path, info: &SandboxInfo) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let text = format!(
+        "export ORGLEDGER_BASE_URL='{}'\nexport ORGLEDGER_JWT='{}'\nSANDBOX_WHITELABEL_ORG={}\nSANDBOX_PID={}\n",
+        info.url,
+        info.jwt,
+        info.whitelabel_organization_id,
+        std::process::id()
+    );
+    let partial = path.with_extension("partial");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&partial)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&partial, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_env_file_is_private_shell_lines() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sandbox.env");
+        let info = SandboxInfo {
+            url: "http://127.0.0.1:5".into(),
+            whitelabel_organization_id: 7,
+            org_api_key: "k".into(),
+            jwt: "j.w.t".into(),
+            project_api_key: "p".into(),
+            project_id: 1,
+        };
+        write_env_file(&path, &info).expect("written");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(text.starts_with("export ORGLEDGER_BASE_URL='http://127.0.0.1:5'\n"));
+        assert!(text.contains("export ORGLEDGER_JWT='j.w.t'\nSANDBOX_WHITELABEL_ORG=7\n"));
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(!dir.path().join("sandbox.partial").exists());
     }
-    Ok(())
 }

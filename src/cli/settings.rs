@@ -3,9 +3,10 @@
 
 use crate::api::client::{ClientConfig, Credentials};
 use crate::api::secret::Secret;
+use crate::cli::UsageError;
 use crate::cli::args::{Cli, ConnArgs};
 use crate::config::{Config, read_secret_file};
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -74,9 +75,10 @@ impl Settings {
         };
         let creds = Credentials { api_key, jwt };
         if creds.is_empty() {
-            bail!(
+            return Err(UsageError(format!(
                 "no credentials: set {ENV_API_KEY} or {ENV_JWT}, pass --api-key-file/--jwt-file, or set api_key_file in the config file"
-            );
+            ))
+            .into());
         }
         Ok(creds)
     }
@@ -87,7 +89,18 @@ impl Settings {
             .base_url
             .clone()
             .or_else(|| self.config.base_url.clone())
-            .context("no service URL: pass --base-url, set ORGLEDGER_BASE_URL, or base_url in the config file")?;
+            .ok_or_else(|| {
+                UsageError(
+                    "no service URL: pass --base-url, set ORGLEDGER_BASE_URL, or base_url in the config file".into(),
+                )
+            })?;
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(UsageError(format!(
+                "the service URL {base_url:?} has no scheme: write it as http://{0} or https://{0}",
+                base_url.trim_start_matches('/')
+            ))
+            .into());
+        }
         let mut cfg = ClientConfig::new(base_url, self.credentials(conn)?);
         if let Some(n) = conn.concurrency.or(self.config.concurrency) {
             cfg.concurrency = usize::from(n.max(1));
@@ -96,7 +109,7 @@ impl Settings {
         if let Some(rps) = cfg.rps
             && !(rps.is_finite() && rps > 0.0)
         {
-            bail!("--rps must be a positive number, got {rps}");
+            return Err(UsageError(format!("--rps must be a positive number, got {rps}")).into());
         }
         if let Some(secs) = conn.timeout.or(self.config.timeout_secs) {
             cfg.timeout = Duration::from_secs(secs.max(1));

@@ -8,10 +8,18 @@ use crate::mirror::{self, spec::TABLES};
 use anyhow::Result;
 use rusqlite::Connection;
 
-const RUNS_SQL: &str = "SELECT id, status, started_at, observed_at, finished_at, requests, \
+/// `observed_at` first: it is the time the run's data is valid from, on the
+/// service's clock like `last_change`; `started_at`/`finished_at` are this
+/// machine's clock (a sandbox that travels in time makes them differ by days).
+const RUNS_SQL: &str = "SELECT id, status, observed_at, started_at, finished_at, requests, \
     ROUND(bytes / 1e6, 1) AS mb, rows_inserted AS inserted, rows_updated AS updated, \
     rows_unchanged AS unchanged, rows_removed AS removed, errors \
     FROM sync_runs ORDER BY id DESC LIMIT 5";
+
+const RUNS_TITLE: &str = "last runs";
+
+const CLOCKS: &str = "(observed_at and last_change: the service's clock, the time the data is valid from; \
+    started_at and finished_at: this machine's clock)";
 
 const ERRORS_SQL: &str = "SELECT run_id, operation, entity, http_status, message \
     FROM sync_errors ORDER BY id DESC LIMIT 10";
@@ -32,19 +40,36 @@ fn tables_sql() -> String {
 
 fn sections(conn: &Connection) -> Result<Vec<(&'static str, ResultSet)>> {
     Ok(vec![
-        ("last runs", table::fetch(conn, RUNS_SQL)?),
+        (RUNS_TITLE, table::fetch(conn, RUNS_SQL)?),
         ("tables", table::fetch(conn, &tables_sql())?),
         ("recent errors", table::fetch(conn, ERRORS_SQL)?),
     ])
 }
 
+/// A run is `running` only while a process holds the sync lock: runs left so by
+/// a process that died are marked `aborted` here, as the next sync would.
+fn settle_dead_runs(conn: &Connection, db: &std::path::Path) {
+    match mirror::lock::acquire(db) {
+        Ok(_lock) => match mirror::runs::abort_stale(conn) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(runs = n, "marked runs whose process died as aborted"),
+            Err(e) => tracing::warn!(error = %e, "cannot mark runs whose process died as aborted"),
+        },
+        Err(mirror::MirrorError::Busy(_)) => {}
+        // A lock file that cannot be created (a read-only folder) only means the
+        // runs are shown as stored.
+        Err(e) => tracing::debug!(error = %e, "cannot check the sync lock"),
+    }
+}
+
 /// Runs the command.
 pub fn run(settings: &Settings, args: &StatusArgs) -> Result<Exit> {
-    if !settings.db.exists() {
+    if mirror::path::inspect(&settings.db)? == mirror::path::Found::Nothing {
         return Err(mirror::MirrorError::Missing(settings.db.clone()).into());
     }
     // Opening read-write upgrades an older mirror in place, which status may do.
     let conn = mirror::open_rw(&settings.db)?;
+    settle_dead_runs(&conn, &settings.db);
     let sections = sections(&conn)?;
     match args.format {
         StatusFormat::Table => {
@@ -52,6 +77,9 @@ pub fn run(settings: &Settings, args: &StatusArgs) -> Result<Exit> {
             for (title, rs) in &sections {
                 println!("\n{title}:");
                 print!("{}", rs.to_table());
+                if *title == RUNS_TITLE {
+                    println!("{CLOCKS}");
+                }
             }
         }
         StatusFormat::Json => {

@@ -1,10 +1,12 @@
-//! `orgledger sync`: one sync run, a summary line, exit 3 when partial.
+//! `orgledger sync`: one sync run, a summary line, exit 3 when partial, 130/143
+//! when SIGINT/SIGTERM stopped it (what arrived is stored, the run is `aborted`).
 
 use crate::api::Client;
 use crate::cli::Exit;
 use crate::cli::args::SyncArgs;
 use crate::cli::settings::Settings;
 use crate::mirror::runs::RunStatus;
+use crate::shutdown::Shutdown;
 use crate::sync::{self, SyncOptions, SyncOutcome};
 use anyhow::{Context, Result};
 
@@ -13,6 +15,11 @@ pub fn prepare(settings: &Settings, args: &SyncArgs) -> Result<(Client, SyncOpti
     let cfg = settings.client_config(&args.conn)?;
     let has_jwt = cfg.credentials.jwt.is_some();
     let client = Client::new(cfg)?;
+    if !has_jwt {
+        // Operations 4 and 7 need a JWT: skipped, not failed, so a key-only sync
+        // that fetched everything its key allows ends `succeeded`.
+        tracing::info!("no JWT: the user's own projects and organizations are not synced");
+    }
     let opts = SyncOptions {
         db: settings.db.clone(),
         whitelabel_org: args.whitelabel_org.or(settings.config.whitelabel_org),
@@ -31,25 +38,33 @@ pub async fn run(settings: &Settings, args: &SyncArgs) -> Result<Exit> {
             "no --whitelabel-org: white label users, trials and daily metrics are not synced"
         );
     }
-    let outcome = sync::run(&client, &opts, None)
+    let shutdown = Shutdown::on_signals()?;
+    let outcome = sync::run(&client, &opts, Some(shutdown.clone()))
         .await
-        .with_context(|| format!("sync into {}", settings.db.display()))?;
-    Ok(report(&outcome))
+        .context("sync")?;
+    let exit = report(&outcome);
+    match (outcome.status, shutdown.signal()) {
+        (RunStatus::Aborted, Some(signal)) => {
+            eprintln!(
+                "{}: stopped requesting; what arrived is stored and sync run {} is marked aborted",
+                signal.name(),
+                outcome.run_id
+            );
+            Ok(signal.into())
+        }
+        _ => Ok(exit),
+    }
 }
 
 /// Prints the outcome (summary on stdout, failures on stderr) and maps it to an exit status.
 pub fn report(outcome: &SyncOutcome) -> Exit {
     const SHOWN: usize = 10;
+    // The message names the operation, the URL and the HTTP status already.
     for err in outcome.errors.iter().take(SHOWN) {
-        eprintln!(
-            "  failed: {} {}{}: {}",
-            err.operation,
-            err.entity.as_deref().unwrap_or(""),
-            err.http_status
-                .map(|s| format!(" (HTTP {s})"))
-                .unwrap_or_default(),
-            err.message
-        );
+        match &err.entity {
+            Some(entity) => eprintln!("  failed: {entity}: {}", err.message),
+            None => eprintln!("  failed: {}", err.message),
+        }
     }
     let shown = outcome.errors.len().min(SHOWN) as u64;
     if outcome.totals.errors > shown {

@@ -2,8 +2,8 @@
 //! and printing it as an aligned table, CSV or JSON. Shared by `query` and `status`.
 
 use anyhow::Result;
-use rusqlite::Connection;
 use rusqlite::types::ValueRef;
+use rusqlite::{Connection, Statement};
 use serde_json::{Map, Value};
 
 /// A query result.
@@ -17,7 +17,11 @@ pub struct ResultSet {
 
 /// Runs `sql` and collects every row.
 pub fn fetch(conn: &Connection, sql: &str) -> rusqlite::Result<ResultSet> {
-    let mut stmt = conn.prepare(sql)?;
+    collect(&mut conn.prepare(sql)?)
+}
+
+/// Runs a prepared statement and collects every row.
+pub fn collect(stmt: &mut Statement<'_>) -> rusqlite::Result<ResultSet> {
     let columns: Vec<String> = stmt.column_names().map(|c| c.to_string()).collect();
     let n = columns.len();
     let mut rows = Vec::new();

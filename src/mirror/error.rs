@@ -6,12 +6,22 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum MirrorError {
     /// The file could not be opened or configured.
-    #[error("cannot open the mirror {path}: {source}")]
+    #[error("cannot open the mirror {path}: {}", describe(.cause))]
     Open {
         /// The mirror file.
         path: PathBuf,
-        /// SQLite's reason.
-        source: rusqlite::Error,
+        /// SQLite's reason (not a `source`, see [`describe`]).
+        cause: rusqlite::Error,
+    },
+    /// The path holds something else than a mirror; it was not touched.
+    #[error(
+        "{path} is not an orgledger mirror ({what}); it was left untouched: give --db a new file name or an existing mirror"
+    )]
+    NotAMirror {
+        /// The path given as the mirror.
+        path: PathBuf,
+        /// What is there instead.
+        what: String,
     },
     /// A read-only command was pointed at a file that does not exist.
     #[error("no mirror at {0}: run `orgledger sync` first (or pass --db)")]
@@ -29,12 +39,12 @@ pub enum MirrorError {
         wanted: i64,
     },
     /// A schema migration failed; the mirror stays at its previous version.
-    #[error("cannot upgrade the mirror {path}: {source}")]
+    #[error("cannot upgrade the mirror {path}: {}", describe(.cause))]
     Migrate {
         /// The mirror file.
         path: PathBuf,
-        /// SQLite's reason.
-        source: rusqlite::Error,
+        /// SQLite's reason (not a `source`, see [`describe`]).
+        cause: rusqlite::Error,
     },
     /// Another sync holds the mirror.
     #[error("another sync is running on {0} (it holds {0}.lock); wait for it to finish")]
@@ -68,6 +78,11 @@ fn describe(e: &rusqlite::Error) -> String {
             "the file could not be read or written: is the disk full or a file size limit reached? (SQLite I/O error, code {})",
             f.extended_code
         ),
+        // rusqlite prints the message SQLite gave and then, through `source`, the
+        // same message again with its code: keep the message and the code once.
+        rusqlite::Error::SqliteFailure(f, Some(message)) => {
+            format!("{message} (SQLite code {})", f.extended_code)
+        }
         other => other.to_string(),
     }
 }
@@ -76,7 +91,7 @@ impl MirrorError {
     pub(crate) fn open(path: &std::path::Path, source: rusqlite::Error) -> Self {
         MirrorError::Open {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         }
     }
 }

@@ -8,7 +8,9 @@
 pub mod asof;
 pub mod digest;
 pub mod error;
+pub mod guard;
 pub mod lock;
+pub mod path;
 pub mod raw;
 pub mod row_stmt;
 pub mod rows;
@@ -38,10 +40,10 @@ pub fn open_rw(path: &Path) -> Result<Connection, MirrorError> {
     create_private(path)?;
     let mut conn = Connection::open(path).map_err(|e| MirrorError::open(path, e))?;
     configure(&conn).map_err(|e| MirrorError::open(path, e))?;
-    schema::migrate_to(&mut conn, schema::CURRENT_VERSION).map_err(|source| {
+    schema::migrate_to(&mut conn, schema::CURRENT_VERSION).map_err(|cause| {
         MirrorError::Migrate {
             path: path.to_path_buf(),
-            source,
+            cause,
         }
     })?;
     Ok(conn)
@@ -52,7 +54,7 @@ pub fn open_rw(path: &Path) -> Result<Connection, MirrorError> {
 /// Read-only at the SQLite level, so a user's `query` cannot write whatever SQL it
 /// holds. Temp views (the as-of layer) are still allowed on such a connection.
 pub fn open_ro(path: &Path) -> Result<Connection, MirrorError> {
-    if !path.exists() {
+    if path::inspect(path)? == path::Found::Nothing {
         return Err(MirrorError::Missing(path.to_path_buf()));
     }
     let conn = Connection::open_with_flags(
@@ -97,17 +99,21 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 
 /// Creates the file with mode 0600 before SQLite does (SQLite would use 0644), and
 /// tightens an existing mirror that others can read: it holds personal data.
-/// SQLite gives its WAL and shared-memory files the database file's mode.
+/// SQLite gives its WAL and shared-memory files the database file's mode. Only a
+/// mirror or an empty file (which is about to become one) is tightened; anything
+/// else is refused by [`path::inspect`] before its mode is touched.
 fn create_private(path: &Path) -> Result<(), MirrorError> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    if let Ok(meta) = std::fs::metadata(path) {
-        let mode = meta.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "the mirror was readable by others; setting mode 600");
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-                .map_err(|e| MirrorError::Io(path.to_path_buf(), e))?;
+    match path::inspect(path)? {
+        path::Found::Mirror { private } | path::Found::Blank { private } => {
+            if !private {
+                tracing::warn!(path = %path.display(), "the mirror was readable by others; setting mode 600");
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                    .map_err(|e| MirrorError::Io(path.to_path_buf(), e))?;
+            }
+            return Ok(());
         }
-        return Ok(());
+        path::Found::Nothing => {}
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| MirrorError::Io(dir.to_path_buf(), e))?;
@@ -118,10 +124,7 @@ fn create_private(path: &Path) -> Result<(), MirrorError> {
         .mode(0o600)
         .open(path)
         .map(|_| ())
-        .or_else(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => Ok(()),
-            _ => Err(MirrorError::Io(path.to_path_buf(), e)),
-        })
+        .map_err(|e| MirrorError::Io(path.to_path_buf(), e))
 }
 
 /// The paths SQLite keeps next to the mirror (WAL and shared memory), which hold

@@ -63,7 +63,7 @@ pub struct SyncErrorRecord {
 pub fn abort_stale(conn: &Connection) -> Result<usize, MirrorError> {
     Ok(conn.execute(
         "UPDATE sync_runs SET status = 'aborted', finished_at = ?1, \
-         message = COALESCE(message, 'found running at the next start (process died)') \
+         message = COALESCE(message, 'found running with no process holding the sync lock (the process died)') \
          WHERE status = 'running'",
         [now_text()],
     )?)

@@ -12,11 +12,12 @@
 use crate::api::Client;
 use crate::report::{self, ReportOptions};
 use crate::schedule::retention;
+use crate::shutdown::Shutdown;
 use crate::sync::{self, SyncOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Mutex, watch};
+use tokio::sync::Mutex;
 use tokio_cron_scheduler::{Job, JobScheduler};
 
 /// Everything the daemon runs with.
@@ -51,12 +52,12 @@ struct Shared {
     cfg: DaemonConfig,
     /// Held by a running sync, and by a report while it reads.
     busy: Mutex<()>,
-    stop: watch::Receiver<bool>,
+    stop: Shutdown,
 }
 
-/// Runs until `stop` turns true. Returns once the current job (if any) has finished
-/// or the grace period ran out.
-pub async fn run(cfg: DaemonConfig, stop: watch::Receiver<bool>) -> Result<(), DaemonError> {
+/// Runs until `stop` is broadcast. Returns once the current job (if any) has
+/// finished or the grace period ran out.
+pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
     let shared = Arc::new(Shared {
         busy: Mutex::new(()),
         stop: stop.clone(),
@@ -90,9 +91,8 @@ pub async fn run(cfg: DaemonConfig, stop: watch::Receiver<bool>) -> Result<(), D
         db = %shared.cfg.sync.db.display(),
         "daemon started"
     );
-    let mut stop_rx = stop;
-    let _ = stop_rx.wait_for(|s| *s).await;
-    tracing::info!("stop requested: taking no new work");
+    let signal = stop.clone().recv().await;
+    tracing::info!(signal = signal.name(), "stop requested: taking no new work");
     let _ = scheduler.shutdown().await;
     // Waiting for the lock = waiting for the job in progress to finish its transaction.
     match tokio::time::timeout(STOP_GRACE, shared.busy.lock()).await {
@@ -103,7 +103,7 @@ pub async fn run(cfg: DaemonConfig, stop: watch::Receiver<bool>) -> Result<(), D
 }
 
 async fn sync_tick(s: &Shared) {
-    if *s.stop.borrow() {
+    if s.stop.is_shutdown() {
         return;
     }
     let Ok(_guard) = s.busy.try_lock() else {
@@ -118,8 +118,13 @@ async fn sync_tick(s: &Shared) {
                 "{}",
                 outcome.summary_line()
             );
+            // The message names the operation and the URL already.
             for err in outcome.errors.iter().take(10) {
-                tracing::warn!(operation = %err.operation, entity = err.entity.as_deref().unwrap_or("-"), "{}", err.message);
+                tracing::warn!(
+                    entity = err.entity.as_deref().unwrap_or("-"),
+                    "{}",
+                    err.message
+                );
             }
             if outcome.status == crate::mirror::runs::RunStatus::Failed {
                 tracing::error!(
@@ -135,11 +140,11 @@ async fn sync_tick(s: &Shared) {
 async fn report_tick(s: &Shared) {
     // A sync due in the same second starts first and the report queues behind it.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    if *s.stop.borrow() {
+    if s.stop.is_shutdown() {
         return;
     }
     let _guard = s.busy.lock().await;
-    if *s.stop.borrow() {
+    if s.stop.is_shutdown() {
         return;
     }
     let mut opts = s.cfg.report.clone();

@@ -2,7 +2,8 @@
 //!
 //! Discovery is a crawl: operation 3 lists organizations → operation 1 for each →
 //! their members → operation 2 for each user (with a white label organization) and
-//! operation 4 (with a JWT); operations 5 and 7 list projects → operation 6 for each.
+//! operation 4 (with a JWT); operations 5 and 7 (with a JWT) list projects →
+//! operation 6 for each.
 //! Every fetch is a task; follow-ups are spawned as soon as their parent arrives, so
 //! the connection pool stays busy instead of waiting stage by stage. Results go to
 //! one writer thread through a bounded queue, and a second bound (documents fetched
@@ -19,12 +20,12 @@ use crate::api::{Client, Failure, Operation};
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
 use crate::mirror::table::RunStamp;
 use crate::mirror::{self, MirrorError, lock, spec};
+use crate::shutdown::Shutdown;
 use jobs::{Done, Job};
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use tokio::sync::watch;
 use tokio::task::JoinSet;
 use writer::{Ending, Writer, WriterMsg};
 
@@ -38,7 +39,8 @@ pub struct SyncOptions {
     pub db: PathBuf,
     /// White label admin organization for operation 2 (None: white label users are not synced).
     pub whitelabel_org: Option<i64>,
-    /// Whether operation 4 can be called (it needs a JWT).
+    /// Whether operations 4 and 7 can be called (they need a JWT; without one they
+    /// are skipped, not failed).
     pub has_jwt: bool,
     /// Store project development keys in clear instead of fingerprints.
     pub store_secrets: bool,
@@ -86,10 +88,13 @@ impl SyncOutcome {
 pub async fn run(
     client: &Client,
     opts: &SyncOptions,
-    shutdown: Option<watch::Receiver<bool>>,
+    mut shutdown: Option<Shutdown>,
 ) -> Result<SyncOutcome, MirrorError> {
     let started = Instant::now();
-    let _lock = lock::acquire(&opts.db)?;
+    // Before the lock file is created next to it: a path that is not a mirror is
+    // refused untouched.
+    mirror::path::inspect(&opts.db)?;
+    let _lock = acquire_lock(&opts.db).await?;
     let conn = mirror::open_rw(&opts.db)?;
     let stale = runs::abort_stale(&conn)?;
     if stale > 0 {
@@ -109,27 +114,48 @@ pub async fn run(
             c.traffic().bytes.load(Ordering::Relaxed) - before.1,
         )
     };
-    let listing = match jobs::run(client.clone(), Job::OrganizationList, false).await {
-        Ok(listing) => listing,
-        Err(failure) => {
+    let discovery = jobs::run(client.clone(), Job::OrganizationList, false);
+    let discovered = match shutdown.as_mut() {
+        Some(stop) => tokio::select! {
+            listing = discovery => Some(listing),
+            _ = stop.recv() => None,
+        },
+        None => Some(discovery.await),
+    };
+    let ended_early = |status: RunStatus,
+                       errors: Vec<SyncErrorRecord>,
+                       message: String|
+     -> Result<SyncOutcome, MirrorError> {
+        let (requests, bytes) = traffic(client);
+        let totals = RunTotals {
+            requests,
+            bytes,
+            errors: errors.len() as u64,
+            ..RunTotals::default()
+        };
+        runs::finish(&conn, run_id, status, &totals, Some(&message))?;
+        Ok(SyncOutcome {
+            run_id,
+            status,
+            totals,
+            errors,
+            elapsed: started.elapsed(),
+        })
+    };
+    let listing = match discovered {
+        Some(Ok(listing)) => listing,
+        Some(Err(failure)) => {
             let record = error_record(Job::OrganizationList, &failure);
             runs::record_error(&conn, run_id, &record)?;
-            let (requests, bytes) = traffic(client);
-            let totals = RunTotals {
-                requests,
-                bytes,
-                errors: 1,
-                ..RunTotals::default()
-            };
             let message = format!("discovery failed: {}", record.message);
-            runs::finish(&conn, run_id, RunStatus::Failed, &totals, Some(&message))?;
-            return Ok(SyncOutcome {
-                run_id,
-                status: RunStatus::Failed,
-                totals,
-                errors: vec![record],
-                elapsed: started.elapsed(),
-            });
+            return ended_early(RunStatus::Failed, vec![record], message);
+        }
+        None => {
+            return ended_early(
+                RunStatus::Aborted,
+                Vec::new(),
+                "stopped during discovery (shutdown requested)".into(),
+            );
         }
     };
     // All versions written by this run carry the server's clock at discovery: the
@@ -201,6 +227,19 @@ pub async fn run(
         errors,
         elapsed: started.elapsed(),
     })
+}
+
+/// Takes the sync lock. `status` holds it for a moment to tell a live run from a
+/// dead one, so a lock found busy is tried again for half a second before the
+/// sync refuses.
+async fn acquire_lock(db: &std::path::Path) -> Result<lock::SyncLock, MirrorError> {
+    for _ in 0..10 {
+        match lock::acquire(db) {
+            Err(MirrorError::Busy(_)) => tokio::time::sleep(Duration::from_millis(50)).await,
+            other => return other,
+        }
+    }
+    lock::acquire(db)
 }
 
 /// The state of one crawl: running tasks, what has been scheduled, what failed.
@@ -281,13 +320,13 @@ impl Crawl {
     }
 
     /// Runs until every task is done (false) or shutdown is requested (true).
-    async fn drive(&mut self, mut shutdown: Option<watch::Receiver<bool>>) -> bool {
+    async fn drive(&mut self, mut shutdown: Option<Shutdown>) -> bool {
         loop {
             self.start_pending();
             let next = match shutdown.as_mut() {
                 Some(rx) => tokio::select! {
                     next = self.tasks.join_next() => next,
-                    _ = rx.wait_for(|stop| *stop) => {
+                    _ = rx.recv() => {
                         self.tasks.abort_all();
                         return true;
                     }
@@ -316,7 +355,8 @@ impl Crawl {
     }
 
     async fn handle(&mut self, job: Job, result: Result<Done, Failure>) {
-        if job == Job::ProjectList(Operation::ListProjects) {
+        // Operation 7 lists the current user's projects: an API key has no user.
+        if job == Job::ProjectList(Operation::ListProjects) && self.has_jwt {
             self.spawn(Job::ProjectList(Operation::ListUserProjects));
         }
         match result {
@@ -393,10 +433,11 @@ impl Crawl {
         let entity = record.entity.as_deref().unwrap_or("-");
         // All failures are in `sync_errors`; only the first few are warnings, so a
         // broken white label does not print one line per user.
+        // The message names the operation, the URL and the HTTP status already.
         if self.error_count < 10 {
-            tracing::warn!(operation = %record.operation, entity, status = record.http_status, "{}", record.message);
+            tracing::warn!(entity, "{}", record.message);
         } else {
-            tracing::debug!(operation = %record.operation, entity, status = record.http_status, "{}", record.message);
+            tracing::debug!(entity, "{}", record.message);
         }
         self.error_count += 1;
         if self.errors.len() < ERRORS_KEPT {

@@ -153,7 +153,27 @@ struct Batch {
     bytes: usize,
     stats: WriteStats,
     errors: u64,
-    seen: Vec<(&'static str, String)>,
+}
+
+/// What this run wrote so far. A failed transaction fails the whole run, so
+/// entries are added as rows are written, not at commit.
+#[derive(Default)]
+struct Seen {
+    /// Keys of root rows, per table: what a complete run keeps (everything else
+    /// is marked removed).
+    roots: HashMap<&'static str, HashSet<String>>,
+    /// Scopes of child rows, per table.
+    scopes: HashMap<&'static str, HashSet<String>>,
+}
+
+/// A second write of an entity in one run (operations 5 and 7 both list a
+/// project, with its children) was compared once already: counting it again
+/// made a first sync into an empty mirror report unchanged rows.
+fn count_once(mut stats: WriteStats, first: bool) -> WriteStats {
+    if !first {
+        stats.unchanged = 0;
+    }
+    stats
 }
 
 impl Batch {
@@ -163,12 +183,13 @@ impl Batch {
         writers: &mut Writers,
         stamp: &RunStamp,
         msg: WriterMsg,
+        seen: &mut Seen,
     ) -> Result<(), MirrorError> {
         self.docs += 1;
         match msg {
             WriterMsg::Doc(doc) => {
                 self.bytes += doc.raw.size;
-                let stats = apply_doc(tx, writers, stamp, *doc, &mut self.seen)?;
+                let stats = apply_doc(tx, writers, stamp, *doc, seen)?;
                 self.stats.add(stats);
             }
             WriterMsg::Error(err) => {
@@ -184,7 +205,7 @@ struct State {
     conn: Connection,
     stamp: RunStamp,
     tables: HashMap<&'static str, TableSql>,
-    seen: HashMap<&'static str, HashSet<String>>,
+    seen: Seen,
     stats: WriteStats,
     errors: u64,
 }
@@ -199,7 +220,7 @@ impl State {
             conn,
             stamp,
             tables,
-            seen: HashMap::new(),
+            seen: Seen::default(),
             stats: WriteStats::default(),
             errors: 0,
         }
@@ -225,7 +246,7 @@ impl State {
             let mut batch = Batch::default();
             let mut next = Some(first);
             while let Some(msg) = next.take() {
-                batch.apply(&tx, &mut writers, &self.stamp, msg)?;
+                batch.apply(&tx, &mut writers, &self.stamp, msg, &mut self.seen)?;
                 if batch.docs >= BATCH_DOCS || batch.bytes >= BATCH_BYTES {
                     break;
                 }
@@ -248,9 +269,6 @@ impl State {
             // Counted only once committed, so the totals match what is on disk.
             self.stats.add(batch.stats);
             self.errors += batch.errors;
-            for (table, key) in batch.seen {
-                self.seen.entry(table).or_default().insert(key);
-            }
         }
         Ok(())
     }
@@ -260,7 +278,7 @@ impl State {
         for table in &ending.complete_tables {
             if let Some(sql) = self.tables.get(table) {
                 let empty = HashSet::new();
-                let seen = self.seen.get(table).unwrap_or(&empty);
+                let seen = self.seen.roots.get(table).unwrap_or(&empty);
                 self.stats.removed += sql.remove_unseen(&tx, &self.stamp, seen)?;
             }
         }
@@ -289,19 +307,26 @@ fn apply_doc(
     writers: &mut Writers,
     stamp: &RunStamp,
     doc: Doc,
-    seen: &mut Vec<(&'static str, String)>,
+    seen: &mut Seen,
 ) -> Result<WriteStats, MirrorError> {
     store_raw(tx, stamp, &doc)?;
     let mut stats = WriteStats::default();
     for set in doc.rows.sets {
         match set {
             RowSet::Root { table, row } => {
-                seen.push((table.name, key_text(&row.values[..table.key.len()])));
-                stats.add(table_writer(writers, table.name)?.upsert(row)?);
+                let key = key_text(&row.values[..table.key.len()]);
+                let first = seen.roots.entry(table.name).or_default().insert(key);
+                let written = table_writer(writers, table.name)?.upsert(row)?;
+                stats.add(count_once(written, first));
             }
             RowSet::Scope { table, scope, rows } => {
-                let writer = table_writer(writers, table.name)?;
-                stats.add(writer.replace_scope(&scope, rows)?);
+                let first = seen
+                    .scopes
+                    .entry(table.name)
+                    .or_default()
+                    .insert(key_text(&scope));
+                let written = table_writer(writers, table.name)?.replace_scope(&scope, rows)?;
+                stats.add(count_once(written, first));
             }
         }
     }

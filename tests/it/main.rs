@@ -10,6 +10,7 @@ mod concurrency;
 mod daemon;
 mod disk_full;
 mod faults;
+mod first_use;
 mod html;
 mod parsing_props;
 mod reports_e2e;
