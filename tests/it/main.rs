@@ -12,6 +12,7 @@ mod disk_full;
 mod faults;
 mod html;
 mod parsing_props;
+mod report_cli;
 mod reports_e2e;
 mod security;
 mod sync_mirror;
