@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// 10 years" (a date centuries away reads like a fact; it is a tiny rate).
 pub const EXHAUSTION_HORIZON_YEARS: u32 = 10;
 
-/// An entitlement row at warning, at its limit or over it.
+/// An entitlement row (in [`Attention`]: one at warning, at its limit or over it).
 #[derive(Debug, Clone)]
 pub struct Limit {
     pub org_id: Option<i64>,
@@ -142,7 +142,9 @@ pub fn exhaustion_text(date: &str, as_of: NaiveDate) -> String {
     }
 }
 
-fn limits(df: &DataFrame) -> Vec<Limit> {
+/// Every entitlement row, most urgent first: by status (exceeded, at_limit, warning,
+/// ok, no_limit, no_data), then percentage.
+pub fn entitlement_rows(df: &DataFrame) -> Vec<Limit> {
     let id = ints(df, "organization_id");
     let name = strs(df, "organization_name");
     let metric = strs(df, "metric");
@@ -156,22 +158,19 @@ fn limits(df: &DataFrame) -> Vec<Limit> {
     let status = strs(df, "status");
     let exhaustion = strs(df, "projected_exhaustion");
     let mut out: Vec<Limit> = (0..df.height())
-        .filter_map(|r| {
-            let status = status[r].and_then(Status::parse)?;
-            status.needs_action().then(|| Limit {
-                org_id: id[r],
-                org_name: name[r].unwrap_or("?").to_string(),
-                metric: metric[r].unwrap_or("?").to_string(),
-                unit: unit[r].unwrap_or("").to_string(),
-                used: used[r],
-                limit: limit[r],
-                used_human: used_human[r].unwrap_or("").to_string(),
-                limit_human: limit_human[r].unwrap_or("").to_string(),
-                pct: pct[r],
-                remaining: remaining[r],
-                status,
-                projected_exhaustion: exhaustion[r].map(str::to_string),
-            })
+        .map(|r| Limit {
+            org_id: id[r],
+            org_name: name[r].unwrap_or("?").to_string(),
+            metric: metric[r].unwrap_or("?").to_string(),
+            unit: unit[r].unwrap_or("").to_string(),
+            used: used[r],
+            limit: limit[r],
+            used_human: used_human[r].unwrap_or("").to_string(),
+            limit_human: limit_human[r].unwrap_or("").to_string(),
+            pct: pct[r],
+            remaining: remaining[r],
+            status: status[r].and_then(Status::parse).unwrap_or(Status::NoData),
+            projected_exhaustion: exhaustion[r].map(str::to_string),
         })
         .collect();
     out.sort_by(|a, b| {
@@ -181,6 +180,12 @@ fn limits(df: &DataFrame) -> Vec<Limit> {
             .then(a.org_id.cmp(&b.org_id))
     });
     out
+}
+
+fn limits(df: &DataFrame) -> Vec<Limit> {
+    let mut rows = entitlement_rows(df);
+    rows.retain(|l| l.status.needs_action());
+    rows
 }
 
 fn trials(df: &DataFrame, today: i64) -> Vec<Trial> {

@@ -3,6 +3,7 @@
 //! the demo's terminal summary counts exactly what its HTML cards and CSV files say.
 
 use crate::common;
+use crate::html::csv_rows;
 use orgledger::sandbox::Profile;
 use orgledger::sync;
 use std::collections::{BTreeSet, HashMap};
@@ -111,26 +112,6 @@ fn card(html: &str, name: &str) -> HashMap<String, usize> {
             let (key, value) = attr.split_once("=\"")?;
             let value = value.trim_end_matches('"');
             Some((key.to_string(), value.parse().ok()?))
-        })
-        .collect()
-}
-
-fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
-    let mut reader = csv::Reader::from_path(path).expect("csv opens");
-    let headers: Vec<String> = reader
-        .headers()
-        .expect("header")
-        .iter()
-        .map(str::to_string)
-        .collect();
-    reader
-        .records()
-        .map(|r| {
-            headers
-                .iter()
-                .cloned()
-                .zip(r.expect("record").iter().map(str::to_string))
-                .collect()
         })
         .collect()
 }

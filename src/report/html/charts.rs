@@ -267,7 +267,7 @@ pub fn usage(u: &Usage, warning_pct: f64, exceeded_pct: f64) -> Result<String, R
         u.total
     );
     let max = nice_top(u.bars.iter().map(|b| b.pct).fold(exceeded_pct, f64::max));
-    let mut statuses: Vec<Status> = u.bars.iter().map(|b| b.status).collect();
+    let mut statuses: Vec<Status> = u.bars.iter().map(|b| b.row.status).collect();
     statuses.sort();
     statuses.dedup();
     let mut entries: Vec<(Mark, String)> = statuses
@@ -319,7 +319,7 @@ pub fn usage(u: &Usage, warning_pct: f64, exceeded_pct: f64) -> Result<String, R
             let (lo, hi) = rows.band(k);
             Rectangle::new(
                 [(0.0, lo), (b.pct.max(0.0), hi)],
-                status_color(b.status.as_str()).filled(),
+                status_color(b.row.status.as_str()).filled(),
             )
         }))?;
         let rows_top = n.max(1) as f64;

@@ -3,10 +3,9 @@
 //! data tables are both drawn from these structs, so what a chart plots is exactly
 //! what its table (and the CSV) says.
 
-use crate::report::attention::{Attention, Trial, exhaustion_text};
+use crate::report::attention::{Attention, Limit, Trial, entitlement_rows, exhaustion_text};
 use crate::report::cols::{floats, ints, strs};
 use crate::report::dates::day_text;
-use crate::report::status::Status;
 use crate::report::units::{human, metric_label};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
@@ -28,33 +27,27 @@ pub struct Source {
     pub value: String,
 }
 
-/// One bar of the entitlement chart: an (organization, metric) with a percentage.
+/// One bar of the entitlement chart: an entitlement row with a percentage.
 #[derive(Debug, Clone)]
 pub struct UsageBar {
-    pub org_id: Option<i64>,
-    pub org_name: String,
-    pub metric: String,
-    pub unit: String,
-    pub used: Option<f64>,
-    pub limit: Option<f64>,
+    pub row: Limit,
     pub pct: f64,
-    pub status: Status,
 }
 
 impl UsageBar {
     pub fn label(&self) -> String {
         format!(
             "{} · {}",
-            shorten(&self.org_name, 30),
-            metric_label(&self.metric)
+            shorten(&self.row.org_name, 30),
+            metric_label(&self.row.metric)
         )
     }
 
     pub fn source(&self) -> Source {
         Source {
             key: vec![
-                ("organization_id", opt_int(self.org_id)),
-                ("metric", self.metric.clone()),
+                ("organization_id", opt_int(self.row.org_id)),
+                ("metric", self.row.metric.clone()),
             ],
             column: "pct_used",
             value: self.pct.to_string(),
@@ -71,35 +64,13 @@ pub struct Usage {
 
 /// Entitlement rows with a percentage, most urgent first (status, then percentage).
 pub fn usage(df: &DataFrame) -> Usage {
-    let id = ints(df, "organization_id");
-    let name = strs(df, "organization_name");
-    let metric = strs(df, "metric");
-    let unit = strs(df, "unit");
-    let used = floats(df, "used");
-    let limit = floats(df, "limit");
-    let pct = floats(df, "pct_used");
-    let status = strs(df, "status");
-    let mut bars: Vec<UsageBar> = (0..df.height())
-        .filter_map(|r| {
-            let pct = pct[r].filter(|p| p.is_finite())?;
-            Some(UsageBar {
-                org_id: id[r],
-                org_name: name[r].unwrap_or("?").to_string(),
-                metric: metric[r].unwrap_or("?").to_string(),
-                unit: unit[r].unwrap_or("").to_string(),
-                used: used[r],
-                limit: limit[r],
-                pct,
-                status: status[r].and_then(Status::parse).unwrap_or(Status::NoData),
-            })
+    let mut bars: Vec<UsageBar> = entitlement_rows(df)
+        .into_iter()
+        .filter_map(|row| {
+            let pct = row.pct.filter(|p| p.is_finite())?;
+            Some(UsageBar { row, pct })
         })
         .collect();
-    bars.sort_by(|a, b| {
-        a.status
-            .cmp(&b.status)
-            .then(b.pct.total_cmp(&a.pct))
-            .then(a.org_id.cmp(&b.org_id))
-    });
     let total = bars.len();
     bars.truncate(MAX_BARS);
     Usage { bars, total }
@@ -299,7 +270,7 @@ fn pct_text(pct: Option<f64>) -> String {
 }
 
 /// Limits at warning, at the limit or over it, most urgent first.
-fn limit_actions(limits: &[crate::report::attention::Limit], as_of: NaiveDate) -> ActionTable {
+fn limit_actions(limits: &[Limit], as_of: NaiveDate) -> ActionTable {
     let mut table = ActionTable {
         headers: vec![
             "Organization",

@@ -103,12 +103,12 @@ pub fn render(p: &Parts<'_>) -> String {
             .iter()
             .map(|b| {
                 vec![
-                    b.org_name.clone(),
-                    metric_label(&b.metric).to_string(),
-                    human(b.used, &b.unit),
-                    human(b.limit, &b.unit),
+                    b.row.org_name.clone(),
+                    metric_label(&b.row.metric).to_string(),
+                    b.row.used_human.clone(),
+                    b.row.limit_human.clone(),
                     format!("{:.2} %", b.pct),
-                    b.status.as_str().to_string(),
+                    b.row.status.as_str().to_string(),
                 ]
             })
             .collect();
@@ -268,47 +268,61 @@ fn cards(out: &mut String, p: &Parts<'_>) {
     let c = &p.counts;
     out.push_str("<ul class=\"cards\">\n");
     if p.actions.limits.is_some() {
-        let _ = writeln!(
+        card(
             out,
-            "<li data-count=\"limits\" data-value=\"{}\" data-organizations=\"{}\" \
-             data-exceeded=\"{}\" data-at-limit=\"{}\" data-warning=\"{}\"><strong>{}</strong>\
-             limits at warning, at the limit or over, in {} organization(s) \
-             ({} exceeded, {} at the limit, {} warning)</li>",
-            c.limits,
-            c.limit_orgs,
-            c.exceeded,
-            c.at_limit,
-            c.warning,
-            c.limits,
-            c.limit_orgs,
-            c.exceeded,
-            c.at_limit,
-            c.warning
+            "limits",
+            &[
+                ("value", c.limits),
+                ("organizations", c.limit_orgs),
+                ("exceeded", c.exceeded),
+                ("at-limit", c.at_limit),
+                ("warning", c.warning),
+            ],
+            &format!(
+                "limits at warning, at the limit or over, in {} organization(s) \
+                 ({} exceeded, {} at the limit, {} warning)",
+                c.limit_orgs, c.exceeded, c.at_limit, c.warning
+            ),
         );
     }
     if p.actions.trials.is_some() {
-        let _ = writeln!(
+        card(
             out,
-            "<li data-count=\"trials\" data-value=\"{}\" data-expired=\"{}\" \
-             data-expiring=\"{}\"><strong>{}</strong>trials expiring or expired \
-             ({} expired, {} expiring)</li>",
-            c.trials,
-            c.trials_expired,
-            c.trials_expiring,
-            c.trials,
-            c.trials_expired,
-            c.trials_expiring
+            "trials",
+            &[
+                ("value", c.trials),
+                ("expired", c.trials_expired),
+                ("expiring", c.trials_expiring),
+            ],
+            &format!(
+                "trials expiring or expired ({} expired, {} expiring)",
+                c.trials_expired, c.trials_expiring
+            ),
         );
     }
     if p.actions.projects.is_some() {
-        let _ = writeln!(
+        card(
             out,
-            "<li data-count=\"projects\" data-value=\"{}\"><strong>{}</strong>\
-             projects over the budget flag</li>",
-            c.projects, c.projects
+            "projects",
+            &[("value", c.projects)],
+            "projects over the budget flag",
         );
     }
     out.push_str("</ul>\n");
+}
+
+/// One card: the first number large, then the text.
+fn card(out: &mut String, name: &str, numbers: &[(&str, usize)], text: &str) {
+    let attrs: String = numbers
+        .iter()
+        .map(|(k, v)| format!(" data-{k}=\"{v}\""))
+        .collect();
+    let first = numbers.first().map_or(0, |(_, v)| *v);
+    let _ = writeln!(
+        out,
+        "<li data-count=\"{name}\"{attrs}><strong>{first}</strong>{}</li>",
+        escape(text)
+    );
 }
 
 fn contents(out: &mut String, p: &Parts<'_>) {
