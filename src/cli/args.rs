@@ -149,6 +149,8 @@ pub struct ReportArgs {
     #[arg(value_name = "NAME")]
     pub names: Vec<String>,
     /// Build the reports as the mirror stood at the end of this day (UTC) [default: today].
+    /// Refused (exit 1) before the day of the mirror's first finished sync, and after
+    /// both today and the day of its last sync.
     #[arg(long, value_name = "YYYY-MM-DD")]
     pub as_of: Option<chrono::NaiveDate>,
     /// Output formats, comma separated [default: csv,json].

@@ -2,11 +2,13 @@
 //! organization's entitlement limit, a status, the daily rate of change and the
 //! projected date the limit will be reached.
 
-use crate::report::Ctx;
-use crate::report::cols::{add_day_texts, null_of, project, round_columns};
+use crate::report::cols::{add_day_texts, floats, null_of, project, round_columns, strs};
 use crate::report::dates::{date_of, day_of, parse_day};
 use crate::report::error::{ReportError, SqlSite, pl};
 use crate::report::frame::Kind;
+use crate::report::status::judge;
+use crate::report::units::human_pair;
+use crate::report::{Ctx, Thresholds};
 use chrono::NaiveDate;
 use polars::prelude::*;
 
@@ -21,6 +23,8 @@ pub const COLUMNS: &[&str] = &[
     "pct_used",
     "remaining",
     "status",
+    "used_human",
+    "limit_human",
     "source",
     "daily_rate",
     "projected_exhaustion",
@@ -175,53 +179,32 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         })
         .collect();
 
-    let t = ctx.thresholds;
     let used = col("used");
     let limit = col("limit");
-    let pct = col("pct_used");
     let rate = col("daily_rate");
     let mut df = concat(parts, UnionArgs::default())
         .map_err(pl(report, "stacking the metrics"))?
         .with_columns([
-            when(limit.clone().gt(lit(0.0)))
-                .then(lit(100.0) * used.clone() / limit.clone())
-                .otherwise(null_of(DataType::Float64))
-                .alias("pct_used"),
             (limit.clone() - used.clone()).alias("remaining"),
             when(col("rate_days").gt(lit(0.0)))
                 .then((used.clone() - col("used_base")) / col("rate_days"))
                 .otherwise(null_of(DataType::Float64))
                 .alias("daily_rate"),
         ])
-        .with_columns([
-            when(used.clone().is_null())
-                .then(lit("no_data"))
-                .when(limit.clone().is_null())
-                .then(lit("no_limit"))
-                .when(limit.clone().lt_eq(lit(0.0)))
-                .then(
-                    when(used.clone().gt(lit(0.0)))
-                        .then(lit("exceeded"))
-                        .otherwise(lit("ok")),
-                )
-                .when(pct.clone().lt(lit(t.warning_pct)))
-                .then(lit("ok"))
-                .when(pct.clone().lt(lit(t.exceeded_pct)))
-                .then(lit("warning"))
-                .otherwise(lit("exceeded"))
-                .alias("status"),
+        .with_column(
             when(rate.clone().gt(lit(0.0)).and(col("remaining").gt(lit(0.0))))
                 .then(lit(ctx.today as f64) + col("remaining") / rate)
                 .otherwise(null_of(DataType::Float64))
                 .alias("exhaustion_day"),
-        ])
+        )
         .sort(
             ["organization_id", "metric_order"],
             SortMultipleOptions::default().with_maintain_order(true),
         )
         .collect()
-        .map_err(pl(report, "deriving status and rates"))?;
+        .map_err(pl(report, "deriving rates"))?;
     add_day_texts(report, &mut df, "exhaustion_day", "projected_exhaustion")?;
+    // Rounded first, so the status is decided on the numbers the files print.
     round_columns(
         report,
         &mut df,
@@ -229,11 +212,41 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
             ("used", 3),
             ("limit", 3),
             ("remaining", 3),
-            ("pct_used", 2),
             ("daily_rate", 3),
         ],
     )?;
+    add_status(report, &mut df, ctx.thresholds)?;
     project(report, &df, COLUMNS)
+}
+
+/// Adds `pct_used` and `status` (see [`crate::report::status`]) and the
+/// `used_human` / `limit_human` texts.
+fn add_status(report: &str, df: &mut DataFrame, t: &Thresholds) -> Result<(), ReportError> {
+    let used = floats(df, "used");
+    let limit = floats(df, "limit");
+    let unit = strs(df, "unit");
+    let n = df.height();
+    let (mut pct, mut status) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut used_text, mut limit_text) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for r in 0..n {
+        let judged = judge(used[r], limit[r], t);
+        pct.push(judged.pct);
+        status.push(judged.status.as_str());
+        let (u, l) = human_pair(used[r], limit[r], unit[r].unwrap_or(""));
+        used_text.push(u);
+        limit_text.push(l);
+    }
+    let columns = [
+        Column::new("pct_used".into(), pct),
+        Column::new("status".into(), status),
+        Column::new("used_human".into(), used_text),
+        Column::new("limit_human".into(), limit_text),
+    ];
+    for c in columns {
+        df.with_column(c)
+            .map_err(pl(report, "deriving the status"))?;
+    }
+    Ok(())
 }
 
 /// Start of the daily-rate window for the mirror-history sources: 30 days before
@@ -475,6 +488,27 @@ mod tests {
             Some("organization_members"),
         );
         assert_num(df, row("1", "users"), "remaining", Some(-1.0));
+        // The same in a person's units, next to the exact numbers.
+        let human = |org: &str, metric: &str| {
+            let r = row(org, metric);
+            (
+                txt(df, r, "used_human").unwrap_or_default(),
+                txt(df, r, "limit_human").unwrap_or_default(),
+            )
+        };
+        assert_eq!(
+            human("1", "storage_bytes"),
+            ("800 B".into(), "1.00 kB".into())
+        );
+        assert_eq!(
+            human("1", "compute_seconds"),
+            ("0.02 h".into(), "0.03 h".into())
+        );
+        assert_eq!(human("1", "users"), ("5".into(), "4".into()));
+        assert_eq!(
+            human("1", "gpu_compute_seconds"),
+            (String::new(), String::new())
+        );
         assert_num(df, row("1", "storage_bytes"), "remaining", Some(200.0));
 
         check(
@@ -527,12 +561,13 @@ mod tests {
             "ok",
             Some("daily_metrics"),
         );
+        // 5 of 5 projects: exactly at the limit (nothing more fits), not over it.
         check(
             "3",
             "projects",
             Some(5.0),
             Some(100.0),
-            "exceeded",
+            "at_limit",
             Some("daily_metrics"),
         );
         check(

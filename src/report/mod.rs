@@ -11,7 +11,9 @@
 //! so the SQL never mentions history. Reports are built on up to four threads, each
 //! with its own read-only connection (SQLite reads are single-threaded per connection).
 
+pub mod attention;
 pub mod cols;
+pub mod coverage;
 pub mod dates;
 pub mod error;
 pub mod export;
@@ -20,7 +22,9 @@ pub mod frame;
 pub mod html;
 pub mod redact;
 pub mod sql;
+pub mod status;
 pub mod summary;
+pub mod units;
 
 mod compute_trends;
 mod entitlements;
@@ -187,6 +191,9 @@ pub struct ReportOutcome {
     pub manifest: PathBuf,
     /// Each report's table (pseudonymized when `redact_pii`).
     pub frames: BTreeMap<String, DataFrame>,
+    /// The rows that need action, read from `frames` once (the summary and the HTML
+    /// page both show these).
+    pub attention: attention::Attention,
 }
 
 /// The built-in reports, in the order they are built and listed.
@@ -279,6 +286,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
     let (formats, with_html) = output_formats(&opts.formats);
 
     let conn = open(&opts.db, opts.as_of)?;
+    coverage::check(&conn, &opts.db, opts.as_of, chrono::Utc::now().date_naive())?;
     let cutoff = asof::cutoff(opts.as_of);
     let run =
         crate::mirror::runs::latest_before(&conn, &cutoff).map_err(|source| ReportError::Runs {
@@ -302,6 +310,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         files.extend(written);
         frames.insert(name, frame);
     }
+    let attention = attention::Attention::from_frames(&frames, opts.as_of);
     if with_html {
         let generated_at = crate::mirror::now_text();
         let info = html::PageInfo {
@@ -313,7 +322,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
             thresholds: &opts.thresholds,
         };
         // Built from `frames`, which `build_one` has already pseudonymized.
-        let page = html::write(&dir, &info, &frames, &files)?;
+        let page = html::write(&dir, &info, &frames, &attention, &files)?;
         files.push(page);
     }
     let head = export::ManifestHead {
@@ -332,6 +341,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         files,
         manifest,
         frames,
+        attention,
     })
 }
 

@@ -3,9 +3,11 @@
 //! the threshold (80 % by default).
 
 use crate::report::Ctx;
-use crate::report::cols::{null_of, project, round_columns};
+use crate::report::cols::{floats, project};
 use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
+use crate::report::status::flag;
+use crate::report::units::human;
 use polars::prelude::*;
 
 /// Output columns, in order.
@@ -18,6 +20,8 @@ pub const COLUMNS: &[&str] = &[
     "period_end",
     "time_used_ms",
     "time_left_ms",
+    "time_used_human",
+    "time_left_human",
     "pct_used",
     "flagged",
     "last_accessed",
@@ -39,25 +43,49 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
             ("last_accessed", Kind::Text),
         ],
     )?;
-    let used = col("time_used_ms").cast(DataType::Float64);
-    let budget = used.clone() + col("time_left_ms").cast(DataType::Float64);
-    let mut df = df
-        .lazy()
-        .with_column(
-            when(budget.clone().gt(lit(0.0)))
-                .then(lit(100.0) * used / budget)
-                .otherwise(null_of(DataType::Float64))
-                .alias("pct_used"),
-        )
-        .with_column(
-            col("pct_used")
-                .gt_eq(lit(ctx.thresholds.flag_pct))
-                .alias("flagged"),
-        )
-        .collect()
-        .map_err(pl(report, "deriving pct_used"))?;
-    round_columns(report, &mut df, &[("pct_used", 2)])?;
+    let mut df = df;
+    add_flag(report, &mut df, ctx.thresholds.flag_pct)?;
     project(report, &df, COLUMNS)
+}
+
+/// Adds `pct_used` = 100 × used / (used + left) (empty without a budget), `flagged`
+/// at `flag_pct` (the percentage rounded on the flag's side of it, see
+/// [`crate::report::status`]) and the hours as a person reads them.
+fn add_flag(report: &str, df: &mut DataFrame, flag_pct: f64) -> Result<(), ReportError> {
+    let used = floats(df, "time_used_ms");
+    let left = floats(df, "time_left_ms");
+    let n = df.height();
+    let (mut pct, mut flagged) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for (u, l) in used.iter().zip(&left) {
+        let budget = u.zip(*l).map(|(u, l)| u + l).filter(|b| *b > 0.0);
+        match (u, budget) {
+            (Some(u), Some(b)) => {
+                let (f, p) = flag(100.0 * u / b, flag_pct);
+                pct.push(Some(p));
+                flagged.push(Some(f));
+            }
+            _ => {
+                pct.push(None);
+                flagged.push(None);
+            }
+        }
+    }
+    let columns = [
+        Column::new("pct_used".into(), pct),
+        Column::new("flagged".into(), flagged),
+        Column::new(
+            "time_used_human".into(),
+            used.iter().map(|v| human(*v, "ms")).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "time_left_human".into(),
+            left.iter().map(|v| human(*v, "ms")).collect::<Vec<_>>(),
+        ),
+    ];
+    for c in columns {
+        df.with_column(c).map_err(pl(report, "deriving pct_used"))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -75,6 +103,7 @@ mod tests {
                 (2, 7_999, 2_001),
                 (3, 0, 0),
                 (4, 150, 50),
+                (5, 79_996_000, 20_004_000),
             ] {
                 w.put(
                     &PROJECTS,
@@ -98,7 +127,7 @@ mod tests {
         });
         let out = m.report("2025-03-31", &["project_compute"]);
         let df = &out.frames["project_compute"];
-        assert_eq!(df.height(), 4);
+        assert_eq!(df.height(), 5);
         let row = |id: &str| find(df, &[("project_id", id)]);
         // 8000 / (8000 + 2000) = 80 % → flagged (the threshold is inclusive).
         assert_num(df, row("1"), "pct_used", Some(80.0));
@@ -106,6 +135,13 @@ mod tests {
         // 7999 / 10000 = 79.99 % → not flagged.
         assert_num(df, row("2"), "pct_used", Some(79.99));
         assert_eq!(text_of(df, row("2"), "flagged"), "false");
+        // 79,996 / 100,000 = 79.996 %: not flagged, so printed 79.99, not 80.00.
+        assert_num(df, row("5"), "pct_used", Some(79.99));
+        assert_eq!(text_of(df, row("5"), "flagged"), "false");
+        assert_eq!(
+            txt(df, row("5"), "time_used_human").as_deref(),
+            Some("22.2 h")
+        );
         // No budget at all: unknown, not zero.
         assert_num(df, row("3"), "pct_used", None);
         assert_eq!(text_of(df, row("3"), "flagged"), "");

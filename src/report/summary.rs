@@ -1,8 +1,12 @@
-//! The short text a person reads at a glance after a run: organizations near or over
-//! a limit, trials expiring soon, and the top compute users of the last 30 days.
+//! The short text a person reads at a glance after a run: the rows that need action
+//! (limits, trials, projects; the same list and counts as the HTML page, see
+//! [`crate::report::attention`]) and the top compute users of the last 30 days.
 
 use crate::report::ReportOutcome;
+use crate::report::attention::{Attention, exhaustion_text};
 use crate::report::cols::{floats, ints, strs};
+use crate::report::dates::day_of;
+use crate::report::units::metric_label;
 use polars::prelude::DataFrame;
 use std::fmt::Write;
 
@@ -22,12 +26,10 @@ pub fn summary(outcome: &ReportOutcome) -> String {
         outcome.as_of,
         outcome.dir.display()
     );
-    if let Some(df) = outcome.frames.get("entitlements") {
-        limits(&mut out, df, outcome.as_of);
-    }
-    if let Some(df) = outcome.frames.get("trials") {
-        trials(&mut out, df);
-    }
+    let attention = &outcome.attention;
+    limits(&mut out, attention, outcome.as_of);
+    trials(&mut out, attention, outcome.as_of);
+    projects(&mut out, attention);
     if let Some(df) = outcome.frames.get("compute_trends") {
         top_users(&mut out, df);
     }
@@ -36,69 +38,108 @@ pub fn summary(outcome: &ReportOutcome) -> String {
     out
 }
 
-/// Projections further out than this are noise in a summary (the CSV keeps them).
-const PROJECTION_HORIZON_DAYS: u64 = 730;
-
-fn limits(out: &mut String, df: &DataFrame, as_of: chrono::NaiveDate) {
-    let horizon = (as_of + chrono::Days::new(PROJECTION_HORIZON_DAYS))
-        .format("%Y-%m-%d")
-        .to_string();
-    let org = strs(df, "organization_name");
-    let id = ints(df, "organization_id");
-    let metric = strs(df, "metric");
-    let status = strs(df, "status");
-    let pct = floats(df, "pct_used");
-    let exhaustion = strs(df, "projected_exhaustion");
-    let mut rows: Vec<usize> = (0..df.height())
-        .filter(|&r| matches!(status[r], Some("warning" | "exceeded")))
-        .collect();
-    rows.sort_by(|&a, &b| pct[b].unwrap_or(0.0).total_cmp(&pct[a].unwrap_or(0.0)));
-    let orgs: std::collections::BTreeSet<Option<i64>> = rows.iter().map(|&r| id[r]).collect();
+fn limits(out: &mut String, attention: &Attention, as_of: chrono::NaiveDate) {
+    let Some(limits) = &attention.limits else {
+        return;
+    };
+    let c = attention.counts();
     let _ = writeln!(
         out,
-        "Limits: {} organization(s) near or over a limit",
-        orgs.len()
+        "Limits at warning, at the limit or over: {} in {} organization(s) \
+         ({} exceeded, {} at the limit, {} warning)",
+        c.limits, c.limit_orgs, c.exceeded, c.at_limit, c.warning
     );
-    for &r in rows.iter().take(MAX_LINES) {
-        let runs_out = exhaustion[r]
-            .filter(|d| *d <= horizon.as_str())
-            .map(|d| format!(", runs out {d}"))
+    for l in limits.iter().take(MAX_LINES) {
+        let runs_out = l
+            .projected_exhaustion
+            .as_deref()
+            .map(|d| format!(", runs out: {}", exhaustion_text(d, as_of)))
             .unwrap_or_default();
+        let pct = l.pct.map(|p| format!(" ({p:.2} %)")).unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {} (#{}): {} at {:.1}% ({}){runs_out}",
-            org[r].unwrap_or("?"),
-            id[r].map_or_else(|| "?".to_string(), |n| n.to_string()),
-            metric[r].unwrap_or("?"),
-            pct[r].unwrap_or(f64::NAN),
-            status[r].unwrap_or("?"),
+            "  {} (#{}): {} {} of {}{pct}, {}{runs_out}",
+            l.org_name,
+            l.org_id.map_or_else(|| "?".to_string(), |n| n.to_string()),
+            metric_label(&l.metric),
+            l.used_human,
+            l.limit_human,
+            l.status.as_str(),
         );
     }
-    more(out, rows.len());
+    more(out, limits.len());
 }
 
-fn trials(out: &mut String, df: &DataFrame) {
-    let user = strs(df, "user_name");
-    let org = strs(df, "organization_name");
-    let status = strs(df, "status");
-    let expires = strs(df, "expiration_date");
-    let days = ints(df, "days_left");
-    let mut rows: Vec<usize> = (0..df.height())
-        .filter(|&r| status[r] == Some("expiring"))
-        .collect();
-    rows.sort_by_key(|&r| days[r].unwrap_or(i64::MAX));
-    let _ = writeln!(out, "Trials expiring soon: {}", rows.len());
-    for &r in rows.iter().take(MAX_LINES) {
+fn trials(out: &mut String, attention: &Attention, as_of: chrono::NaiveDate) {
+    let Some(trials) = &attention.trials else {
+        return;
+    };
+    let c = attention.counts();
+    let _ = writeln!(
+        out,
+        "Trials expiring or expired: {} ({} expired, {} expiring)",
+        c.trials, c.trials_expired, c.trials_expiring
+    );
+    let day = |d: &Option<String>| {
+        d.as_deref()
+            .map_or("?".to_string(), |d| d.get(..10).unwrap_or(d).to_string())
+    };
+    for t in trials.iter().take(MAX_LINES) {
+        let when = if t.expired() {
+            let due_in = t
+                .span
+                .map(|(_, due)| match due - day_of(as_of) {
+                    d if d >= 0 => format!(" (in {d} days)"),
+                    d => format!(" ({} days ago)", -d),
+                })
+                .unwrap_or_default();
+            format!(
+                "expired {}, deletion due {}{due_in}",
+                day(&t.expiration_date),
+                day(&t.deletion_due)
+            )
+        } else {
+            format!(
+                "expires {} (in {} days)",
+                day(&t.expiration_date),
+                t.days_left
+                    .map_or_else(|| "?".to_string(), |n| n.to_string())
+            )
+        };
         let _ = writeln!(
             out,
-            "  {} ({}): expires {} (in {} days)",
-            user[r].unwrap_or("?"),
-            org[r].unwrap_or("?"),
-            expires[r].map_or("?", |d| d.get(..10).unwrap_or(d)),
-            days[r].map_or_else(|| "?".to_string(), |n| n.to_string()),
+            "  #{} {} ({}): {when}",
+            t.trial_id
+                .map_or_else(|| "?".to_string(), |n| n.to_string()),
+            t.user,
+            t.org
         );
     }
-    more(out, rows.len());
+    more(out, trials.len());
+}
+
+fn projects(out: &mut String, attention: &Attention) {
+    let Some(projects) = &attention.projects else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "Projects over the compute budget flag: {}",
+        projects.len()
+    );
+    for p in projects.iter().take(MAX_LINES) {
+        let _ = writeln!(
+            out,
+            "  {} (#{}, {}): {} used",
+            p.project_name,
+            p.project_id
+                .map_or_else(|| "?".to_string(), |n| n.to_string()),
+            p.org_name,
+            p.pct
+                .map_or_else(|| "?".to_string(), |v| format!("{v:.2} %")),
+        );
+    }
+    more(out, projects.len());
 }
 
 fn top_users(out: &mut String, df: &DataFrame) {

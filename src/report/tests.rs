@@ -127,10 +127,17 @@ fn report_as_of_a_past_date_reads_history() {
     let first = m.run("2025-03-10T06:00:00.000Z", info(1_000, 9_000));
     let second = m.run("2025-03-20T06:00:00.000Z", info(9_000, 1_000));
 
-    // Before the first sync: nothing, and no run to name.
-    let out = m.report("2025-03-09", &["project_compute"]);
-    assert_eq!(out.frames["project_compute"].height(), 0);
-    assert_eq!(out.run_id, None);
+    // Before the first sync: refused, naming the first day with data (a report of
+    // zeros would read like "all clear"), and nothing written.
+    m.close();
+    let opts = m.options("2025-03-09", &["project_compute"]);
+    match run(&opts) {
+        Err(ReportError::BeforeFirstSync { first, .. }) => {
+            assert_eq!(first.to_string(), "2025-03-10");
+        }
+        other => panic!("expected BeforeFirstSync, got {other:?}"),
+    }
+    assert!(!opts.out_root.join("2025-03-09").exists());
 
     // Between the syncs: the first version (1000 / 10000 = 10 %).
     let out = m.report("2025-03-15", &["project_compute"]);
@@ -317,7 +324,14 @@ fn manifest_lists_every_file_with_rows_and_checksum() {
     assert!(users["daily_rate"].is_null());
     let summary = crate::report::summary(&out);
     assert!(summary.contains("Org Ten"), "{summary}");
-    assert!(summary.contains("Trials expiring soon: 1"), "{summary}");
+    assert!(
+        summary.contains("Trials expiring or expired: 1 (0 expired, 1 expiring)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("Limits at warning, at the limit or over: 1 in 1 organization(s)"),
+        "{summary}"
+    );
     assert!(summary.contains("Björk"), "{summary}");
 }
 

@@ -52,7 +52,7 @@ fn unescape(s: &str) -> String {
 }
 
 /// A CSV file as rows of column → text.
-fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
+pub(crate) fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
     let mut reader = csv::Reader::from_path(path).expect("csv opens");
     let headers: Vec<String> = reader
         .headers()

@@ -13,6 +13,7 @@ mod faults;
 mod first_use;
 mod html;
 mod parsing_props;
+mod report_cli;
 mod reports_e2e;
 mod security;
 mod sync_mirror;

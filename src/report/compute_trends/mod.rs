@@ -44,17 +44,41 @@ pub const COLUMNS: &[&str] = &[
     "cpu_seconds",
     "gpu_seconds",
     "compute_seconds",
+    "compute_growth_seconds",
     "rolling_7d",
     "rolling_30d",
     "rolling_30d_prev",
     "change_pct",
 ];
 
-/// Entity kinds, in output order.
-const KINDS: [&str; 3] = ["user", "whitelabel", "organization"];
-const USER: i64 = 0;
-const WHITELABEL: i64 = 1;
-const ORGANIZATION: i64 = 2;
+/// The kinds of entity a series belongs to, in output order. Frames carry the kind
+/// as its [`Entity::code`] (polars sorts and joins on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Entity {
+    /// A user: usage per day, from daily metrics.
+    User,
+    /// A white label: the sum of its users.
+    Whitelabel,
+    /// An organization: the growth of compute used, from the mirror's history.
+    Organization,
+}
+
+impl Entity {
+    const ALL: [Entity; 3] = [Entity::User, Entity::Whitelabel, Entity::Organization];
+
+    fn code(self) -> i64 {
+        self as i64
+    }
+
+    /// The `entity_type` written in the report.
+    fn name(self) -> &'static str {
+        match self {
+            Entity::User => "user",
+            Entity::Whitelabel => "whitelabel",
+            Entity::Organization => "organization",
+        }
+    }
+}
 
 const VALUES: [&str; 3] = ["cpu_seconds", "gpu_seconds", "compute_seconds"];
 
@@ -196,7 +220,7 @@ fn people_series(ctx: &Ctx<'_>, span: &Span) -> Result<People, ReportError> {
         &VALUES,
         Fill::Zero,
         None,
-        USER,
+        Entity::User,
         &span.calendar,
         &mut table,
     )?;
@@ -283,7 +307,7 @@ fn organization_series(
         &["level"],
         Fill::Forward,
         Some(today),
-        ORGANIZATION,
+        Entity::Organization,
         &span.calendar,
         &mut table,
     )?;
@@ -322,11 +346,17 @@ fn finish(
     let month_before = months_back(today, 12).unwrap_or(first_month - 31);
     let months = periods(&base, "month_start", month_before, first_month, 2);
 
-    let kind_text = when(col("kind").eq(lit(USER)))
-        .then(lit(KINDS[0]))
-        .when(col("kind").eq(lit(WHITELABEL)))
-        .then(lit(KINDS[1]))
-        .otherwise(lit(KINDS[2]));
+    let kind_text = Entity::ALL
+        .iter()
+        .rev()
+        .fold(null_of(DataType::String), |rest, e| {
+            when(col("kind").eq(lit(e.code())))
+                .then(lit(e.name()))
+                .otherwise(rest)
+        });
+    // An organization's value is the growth of its compute used, not compute time
+    // spent in the period: it gets a column of its own.
+    let organization = col("kind").eq(lit(Entity::Organization.code()));
     let period_text = when(col("period_order").eq(lit(0i64)))
         .then(lit(PERIODS[0]))
         .when(col("period_order").eq(lit(1i64)))
@@ -351,6 +381,14 @@ fn finish(
                 .alias("change_pct"),
             kind_text.alias("entity_type"),
             period_text.alias("period"),
+            when(organization.clone())
+                .then(col("compute_seconds"))
+                .otherwise(null_of(DataType::Float64))
+                .alias("compute_growth_seconds"),
+            when(organization)
+                .then(null_of(DataType::Float64))
+                .otherwise(col("compute_seconds"))
+                .alias("compute_seconds"),
         ])
         .sort(
             ["series", "period_order", "start"],
@@ -366,6 +404,7 @@ fn finish(
             ("cpu_seconds", 3),
             ("gpu_seconds", 3),
             ("compute_seconds", 3),
+            ("compute_growth_seconds", 3),
             ("rolling_7d", 3),
             ("rolling_30d", 3),
             ("rolling_30d_prev", 3),

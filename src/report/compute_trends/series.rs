@@ -1,7 +1,7 @@
 //! Dense daily series: one row per entity and calendar day, so a window of `n` rows
 //! is `n` days and the row `n` up in the same series is `n` days earlier.
 
-use super::{ORGANIZATION, USER, VALUES, WHITELABEL};
+use super::{Entity, VALUES};
 use crate::report::dates::{month_start, week_start};
 use crate::report::error::{ReportError, pl};
 use crate::report::frame;
@@ -66,10 +66,10 @@ impl SeriesTable {
         offset
     }
 
-    fn add(&mut self, kind: i64, id: i64) -> i64 {
+    fn add(&mut self, kind: Entity, id: i64) -> i64 {
         let n = self.series.len() as i64;
         self.series.push(n);
-        self.kinds.push(kind);
+        self.kinds.push(kind.code());
         self.ids.push(id);
         n
     }
@@ -82,20 +82,25 @@ impl SeriesTable {
         whitelabels: DataFrame,
         organizations: DataFrame,
     ) -> Result<DataFrame, ReportError> {
-        let part = |df: DataFrame, kind: i64, id: &str, name: &str| {
+        let part = |df: DataFrame, kind: Entity, id: &str, name: &str| {
             df.lazy().select([
-                lit(kind).alias("kind"),
+                lit(kind.code()).alias("kind"),
                 col(id).alias("entity_id"),
                 col(name).alias("entity_name"),
             ])
         };
         let names = concat(
             [
-                part(users, USER, "user_id", "user_name"),
-                part(whitelabels, WHITELABEL, "whitelabel_id", "whitelabel_name"),
+                part(users, Entity::User, "user_id", "user_name"),
+                part(
+                    whitelabels,
+                    Entity::Whitelabel,
+                    "whitelabel_id",
+                    "whitelabel_name",
+                ),
                 part(
                     organizations,
-                    ORGANIZATION,
+                    Entity::Organization,
                     "organization_id",
                     "organization_name",
                 ),
@@ -139,7 +144,7 @@ pub(super) fn densify(
     values: &[&str],
     fill: Fill,
     until: Option<i64>,
-    kind: i64,
+    kind: Entity,
     calendar: &Calendar,
     table: &mut SeriesTable,
 ) -> Result<DataFrame, ReportError> {
@@ -235,7 +240,7 @@ pub(super) fn whitelabel_days(
     let mut out = Dense::new(rows, VALUES.len());
     for (w, span) in spans.iter().enumerate() {
         let Some((first, end)) = *span else { continue };
-        let series = table.add(WHITELABEL, labels[w]);
+        let series = table.add(Entity::Whitelabel, labels[w]);
         for d in first..=end {
             out.push(series, calendar.first + d as i64, calendar);
             let slot = (w * width + d) * VALUES.len();

@@ -101,6 +101,7 @@ fn rolling_sums_periods_and_changes() {
     assert_num(df, r, "cpu_seconds", Some(31.0));
     assert_num(df, r, "gpu_seconds", Some(0.0));
     assert_num(df, r, "compute_seconds", Some(31.0));
+    assert_num(df, r, "compute_growth_seconds", None);
     // 7 days 25..=31: 0 + 29 + 27 + 31 + 29 + 33 + 31 = 180.
     assert_num(df, r, "rolling_7d", Some(180.0));
     // Everything: 23+21+25+23+27+0+29+27+31+29+33+31 = 299.
@@ -172,31 +173,33 @@ fn rolling_sums_periods_and_changes() {
     assert_num(
         df,
         row("organization", "100", "day", "2025-03-29"),
-        "compute_seconds",
+        "compute_growth_seconds",
         None,
     );
     assert_num(
         df,
         row("organization", "100", "day", "2025-03-30"),
-        "compute_seconds",
+        "compute_growth_seconds",
         Some(0.0),
     );
     let r = row("organization", "100", "day", "2025-03-31");
     assert_eq!(txt(df, r, "entity_name").as_deref(), Some("WL admin"));
-    assert_num(df, r, "compute_seconds", Some(15.0));
+    assert_num(df, r, "compute_growth_seconds", Some(15.0));
     assert_num(df, r, "cpu_seconds", None);
+    // Growth is not compute time spent: the organization's compute_seconds is empty.
+    assert_num(df, r, "compute_seconds", None);
     assert_num(df, r, "rolling_7d", Some(15.0));
     assert_num(df, r, "change_pct", None);
     assert_num(
         df,
         row("organization", "100", "week", "2025-03-24"),
-        "compute_seconds",
+        "compute_growth_seconds",
         Some(0.0),
     );
     assert_num(
         df,
         row("organization", "100", "week", "2025-03-31"),
-        "compute_seconds",
+        "compute_growth_seconds",
         Some(15.0),
     );
     assert_num(

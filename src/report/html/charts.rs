@@ -2,25 +2,14 @@
 //! legends are plotters'), then given a `<title>`, a `<desc>` and `role="img"` so a
 //! screen reader has a text alternative.
 
-use super::data::{Trend, TrendSeries, Trials, Usage, day_label, status_rank};
+use super::data::{Trend, TrendSeries, Trials, Usage, day_label, trial_label};
 use super::escape;
 use crate::report::ReportError;
-use plotters::coord::ranged1d::SegmentValue;
+use crate::report::status::Status;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
-
-/// The label of a horizontal bar chart's row. Segment 0 is drawn at the bottom, so
-/// the first bar (the most urgent) is labelled on top.
-fn top_down_label(labels: &[String], v: &SegmentValue<usize>) -> String {
-    match v {
-        SegmentValue::CenterOf(i) => labels
-            .len()
-            .checked_sub(i + 1)
-            .and_then(|k| labels.get(k))
-            .cloned()
-            .unwrap_or_default(),
-        _ => String::new(),
-    }
-}
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 type Drawn = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
@@ -32,6 +21,7 @@ const FONT: &str = "sans-serif";
 pub fn status_color(status: &str) -> RGBColor {
     match status {
         "exceeded" | "expired" => RGBColor(198, 40, 40),
+        "at_limit" => RGBColor(123, 31, 162),
         "warning" | "expiring" => RGBColor(230, 138, 0),
         "ok" => RGBColor(46, 125, 50),
         _ => RGBColor(120, 120, 120),
@@ -89,11 +79,186 @@ fn accessible(svg: &str, id: &str, title: &str, desc: &str) -> String {
     )
 }
 
+/// A legend entry's mark.
+#[derive(Clone, Copy)]
+enum Mark {
+    /// A filled square (bars).
+    Swatch(RGBColor),
+    /// A short horizontal line (line series).
+    Line(RGBColor),
+    /// A short vertical line (a marker across the chart).
+    Rule(RGBColor),
+}
+
+/// Legends are drawn in a strip of their own above the chart, so they never cover
+/// data, and wrap onto more rows when the strip is too narrow.
+struct Legend {
+    entries: Vec<(Mark, String)>,
+    width: u32,
+}
+
+const LEGEND_FONT: u32 = 13;
+const LEGEND_ROW: u32 = 22;
+/// Width of a legend character, estimated (no font metrics in an SVG string).
+const LEGEND_CHAR_PX: u32 = 7;
+const LEGEND_PAD: i32 = 12;
+
+impl Legend {
+    fn entry_width(text: &str) -> u32 {
+        22 + LEGEND_CHAR_PX * text.chars().count() as u32 + 20
+    }
+
+    /// The entries of each row.
+    fn rows(&self) -> Vec<Vec<(Mark, &str)>> {
+        let mut rows: Vec<Vec<(Mark, &str)>> = vec![Vec::new()];
+        let mut used = LEGEND_PAD as u32;
+        for (mark, text) in &self.entries {
+            let w = Self::entry_width(text);
+            if used + w > self.width && rows.last().is_some_and(|r| !r.is_empty()) {
+                rows.push(Vec::new());
+                used = LEGEND_PAD as u32;
+            }
+            used += w;
+            if let Some(row) = rows.last_mut() {
+                row.push((*mark, text.as_str()));
+            }
+        }
+        rows
+    }
+
+    fn height(&self) -> u32 {
+        if self.entries.is_empty() {
+            0
+        } else {
+            self.rows().len() as u32 * LEGEND_ROW + 10
+        }
+    }
+
+    fn draw(&self, area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> Drawn {
+        let style = TextStyle::from((FONT, LEGEND_FONT).into_font())
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        for (k, row) in self.rows().iter().enumerate() {
+            let y = 6 + LEGEND_ROW as i32 * k as i32 + LEGEND_ROW as i32 / 2;
+            let mut x = LEGEND_PAD;
+            for (mark, text) in row {
+                match *mark {
+                    Mark::Swatch(c) => {
+                        area.draw(&Rectangle::new([(x, y - 6), (x + 12, y + 6)], c.filled()))?
+                    }
+                    Mark::Line(c) => {
+                        area.draw(&PathElement::new([(x, y), (x + 16, y)], c.stroke_width(3)))?
+                    }
+                    Mark::Rule(c) => area.draw(&PathElement::new(
+                        [(x + 6, y - 8), (x + 6, y + 8)],
+                        c.stroke_width(2),
+                    ))?,
+                }
+                area.draw(&Text::new(text.to_string(), (x + 22, y), style.clone()))?;
+                x += Self::entry_width(text) as i32;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A percentage as a person writes it: no decimals when whole.
+fn pct_label(p: f64) -> String {
+    if p.fract() == 0.0 {
+        format!("{p:.0} %")
+    } else {
+        format!("{p} %")
+    }
+}
+
+/// What each status colour of the usage chart means.
+fn status_meaning(status: Status, warning_pct: f64, exceeded_pct: f64) -> String {
+    let (w, x) = (pct_label(warning_pct), pct_label(exceeded_pct));
+    match status {
+        Status::Exceeded => format!("exceeded: over the limit (over {x})"),
+        Status::AtLimit => format!("at the limit (exactly {x})"),
+        Status::Warning => format!("warning: {w} to under {x}"),
+        Status::Ok => format!("ok: under {w}"),
+        other => other.as_str().to_string(),
+    }
+}
+
+/// A continuous axis whose only ticks are the given points (the centres of bars), so
+/// every tick has a bar and none sits above or beside them.
+struct Centers {
+    range: RangedCoordf64,
+    points: Vec<f64>,
+}
+
+impl Centers {
+    fn new(len: f64, points: Vec<f64>) -> Self {
+        Centers {
+            range: (0f64..len).into(),
+            points,
+        }
+    }
+}
+
+impl Ranged for Centers {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.range.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        // No light grid lines between the bars.
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.points.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.range.range()
+    }
+}
+
+/// Horizontal bar rows: row 0 (the first, most urgent bar) at the top. The y axis is
+/// continuous with one key point at each row's centre, so every tick has a bar.
+struct Rows {
+    n: usize,
+}
+
+impl Rows {
+    fn axis(&self) -> Centers {
+        let n = self.n.max(1);
+        Centers::new(n as f64, (0..n).map(|i| i as f64 + 0.5).collect())
+    }
+
+    /// The bottom and top of row `k`'s bar.
+    fn band(&self, k: usize) -> (f64, f64) {
+        let top = (self.n.max(1) - k) as f64;
+        (top - 0.85, top - 0.15)
+    }
+
+    /// The row whose centre is at `y`.
+    fn at(&self, y: f64) -> Option<usize> {
+        let from_bottom = y.floor();
+        if from_bottom < 0.0 {
+            return None;
+        }
+        self.n.checked_sub(from_bottom as usize + 1)
+    }
+
+    fn label(&self, labels: &[String], y: f64) -> String {
+        self.at(y)
+            .and_then(|k| labels.get(k))
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
 /// Entitlement usage: one horizontal bar per (organization, metric), most urgent at
 /// the top, coloured by status, with the warning and exceeded thresholds marked.
 pub fn usage(u: &Usage, warning_pct: f64, exceeded_pct: f64) -> Result<String, ReportError> {
     let n = u.bars.len();
-    let height = 110 + 24 * n.max(1) as u32;
     let title = "Entitlement usage per organization (% of limit)";
     let desc = format!(
         "Horizontal bar chart of {n} of {} organization limits, most urgent first; \
@@ -101,75 +266,91 @@ pub fn usage(u: &Usage, warning_pct: f64, exceeded_pct: f64) -> Result<String, R
          numbers are in the table below the chart.",
         u.total
     );
-    let max = u
-        .bars
+    let max = nice_top(u.bars.iter().map(|b| b.pct).fold(exceeded_pct, f64::max));
+    let mut statuses: Vec<Status> = u.bars.iter().map(|b| b.row.status).collect();
+    statuses.sort();
+    statuses.dedup();
+    let mut entries: Vec<(Mark, String)> = statuses
         .iter()
-        .map(|b| b.pct)
-        .fold(exceeded_pct * 1.1, f64::max);
+        .map(|s| {
+            (
+                Mark::Swatch(status_color(s.as_str())),
+                status_meaning(*s, warning_pct, exceeded_pct),
+            )
+        })
+        .collect();
+    entries.push((
+        Mark::Rule(status_color("warning")),
+        format!("warning threshold ({})", pct_label(warning_pct)),
+    ));
+    entries.push((
+        Mark::Rule(status_color("exceeded")),
+        format!("limit ({})", pct_label(exceeded_pct)),
+    ));
+    let legend = Legend {
+        entries,
+        width: WIDTH,
+    };
+    let height = legend.height() + 80 + 24 * n.max(1) as u32;
+    let rows = Rows { n };
     svg("chart-usage", (WIDTH, height), title, &desc, |root| {
         root.fill(&WHITE)?;
+        let (top, body) = root.split_vertically(legend.height());
+        legend.draw(&top)?;
         let labels: Vec<String> = u.bars.iter().map(|b| b.label()).collect();
-        let mut chart = ChartBuilder::on(&root)
+        let mut chart = ChartBuilder::on(&body)
             .margin(12)
+            // Room for the last x label, centred on the axis' end.
+            .margin_right(30)
             .x_label_area_size(44)
             .y_label_area_size(300)
-            .build_cartesian_2d(0f64..max, (0..n.max(1)).into_segmented())?;
+            .build_cartesian_2d(0f64..max, rows.axis())?;
         chart
             .configure_mesh()
             .disable_y_mesh()
             .max_light_lines(2)
-            .y_labels(n.max(1))
-            .y_label_formatter(&|v| top_down_label(&labels, v))
+            .y_label_formatter(&|y| rows.label(&labels, *y))
             .x_label_formatter(&|x| format!("{x:.0} %"))
             .x_desc("share of the limit used (%)")
             .label_style((FONT, 13))
             .axis_desc_style((FONT, 14))
             .draw()?;
-        let mut statuses: Vec<&str> = u.bars.iter().map(|b| b.status.as_str()).collect();
-        statuses.sort_by_key(|s| status_rank(s));
-        statuses.dedup();
-        for status in statuses {
-            let color = status_color(status);
-            chart
-                .draw_series(
-                    Histogram::horizontal(&chart)
-                        .style(color.filled())
-                        .margin(4)
-                        .data(
-                            u.bars
-                                .iter()
-                                .enumerate()
-                                .filter(|(_, b)| b.status == status)
-                                .map(|(i, b)| (n - 1 - i, b.pct)),
-                        ),
-                )?
-                .label(status.to_string())
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 6), (x + 12, y + 6)], color.filled())
-                });
-        }
+        chart.draw_series(u.bars.iter().enumerate().map(|(k, b)| {
+            let (lo, hi) = rows.band(k);
+            Rectangle::new(
+                [(0.0, lo), (b.pct.max(0.0), hi)],
+                status_color(b.row.status.as_str()).filled(),
+            )
+        }))?;
+        let rows_top = n.max(1) as f64;
         for (pct, name) in [(warning_pct, "warning"), (exceeded_pct, "exceeded")] {
             chart.draw_series(LineSeries::new(
-                [(pct, SegmentValue::Exact(0)), (pct, SegmentValue::Last)],
+                [(pct, 0.0), (pct, rows_top)],
                 status_color(name).stroke_width(1),
             ))?;
         }
-        status_legend(&mut chart)?;
         root.present()?;
         Ok(())
     })
 }
 
+/// How many users of a trend chart get a colour of their own; the others are grey.
+pub const HIGHLIGHTED_USERS: usize = 3;
+const OTHER_USERS: RGBColor = RGBColor(185, 185, 185);
+
 /// One trend window: the white label total as bars (left) and the top users as
-/// lines (right), in hours.
+/// lines (right), in hours; the three users with the most compute time in colour,
+/// the rest in grey.
 pub fn trend(t: &Trend, index: usize) -> Result<String, ReportError> {
     const IDS: [&str; 3] = ["chart-trend-day", "chart-trend-week", "chart-trend-month"];
     let id = IDS.get(index).copied().unwrap_or("chart-trend");
     let title = format!("Compute time in hours, {}", t.window);
+    let highlighted = t.users.len().min(HIGHLIGHTED_USERS);
     let desc = format!(
         "Left: bar chart of the white label's total compute time per {p}. Right: line \
          chart of the {} users with the most compute time in the window, one line per \
-         user. The numbers are in the table below the chart.",
+         user; the top {highlighted} in colour, the others in grey. The numbers are in \
+         the table below the chart.",
         t.users.len(),
         p = t.period
     );
@@ -182,9 +363,40 @@ pub fn trend(t: &Trend, index: usize) -> Result<String, ReportError> {
             _ => s.to_string(),
         }
     };
-    svg(id, (WIDTH, 400), &title, &desc, |root| {
+    let split = WIDTH * 2 / 5;
+    let mut entries: Vec<(Mark, String)> = t
+        .users
+        .iter()
+        .take(highlighted)
+        .enumerate()
+        .map(|(k, s)| {
+            (
+                Mark::Line(USER_COLORS[k % USER_COLORS.len()]),
+                format!("{}. {}", k + 1, super::data::shorten(&s.name, 24)),
+            )
+        })
+        .collect();
+    if t.users.len() > highlighted {
+        entries.push((
+            Mark::Line(OTHER_USERS),
+            format!("{} more users", t.users.len() - highlighted),
+        ));
+    }
+    let legend = Legend {
+        entries,
+        width: WIDTH - split,
+    };
+    let head = legend.height().max(LEGEND_ROW + 10);
+    // Bars on a continuous axis with a key point at each shown bar's centre (about 8
+    // labels), so no tick sits outside the bars.
+    let step = n.div_ceil(8).max(1);
+    let centers: Vec<f64> = (0..n).step_by(step).map(|i| i as f64 + 0.5).collect();
+    svg(id, (WIDTH, 400 + head), &title, &desc, |root| {
         root.fill(&WHITE)?;
-        let (left, right) = root.split_horizontally(WIDTH * 2 / 5);
+        let (header, body) = root.split_vertically(head);
+        let (_, legend_area) = header.split_horizontally(split);
+        legend.draw(&legend_area)?;
+        let (left, right) = body.split_horizontally(split);
         let wl: Option<&TrendSeries> = t.whitelabels.first();
         let top = wl
             .map(|s| s.points.iter().map(|(_, v)| v / 3600.0).fold(0.0, f64::max))
@@ -200,26 +412,23 @@ pub fn trend(t: &Trend, index: usize) -> Result<String, ReportError> {
             .margin(10)
             .x_label_area_size(48)
             .y_label_area_size(56)
-            .build_cartesian_2d((0..n).into_segmented(), 0f64..nice_top(top))?;
+            .build_cartesian_2d(Centers::new(n as f64, centers.clone()), 0f64..nice_top(top))?;
         bars.configure_mesh()
             .disable_x_mesh()
-            .x_labels(n.min(8))
-            .x_label_formatter(&|v| match v {
-                SegmentValue::CenterOf(i) => label(*i),
-                _ => String::new(),
-            })
+            .x_label_formatter(&|x| label(x.floor().max(0.0) as usize))
             .x_desc(format!("{} starting", t.period))
             .y_desc("hours")
             .label_style((FONT, 12))
             .axis_desc_style((FONT, 13))
             .draw()?;
         if let Some(s) = wl {
-            bars.draw_series(
-                Histogram::vertical(&bars)
-                    .style(RGBColor(55, 71, 79).filled())
-                    .margin(2)
-                    .data(s.points.iter().map(|(i, v)| (*i, v / 3600.0))),
-            )?;
+            bars.draw_series(s.points.iter().map(|(i, v)| {
+                let x = *i as f64;
+                Rectangle::new(
+                    [(x + 0.1, 0.0), (x + 0.9, v / 3600.0)],
+                    RGBColor(55, 71, 79).filled(),
+                )
+            }))?;
         }
         let top = t
             .users
@@ -245,26 +454,17 @@ pub fn trend(t: &Trend, index: usize) -> Result<String, ReportError> {
             .label_style((FONT, 12))
             .axis_desc_style((FONT, 13))
             .draw()?;
-        for (k, s) in t.users.iter().enumerate() {
-            let color = USER_COLORS[k % USER_COLORS.len()];
-            lines
-                .draw_series(LineSeries::new(
-                    s.points.iter().map(|(i, v)| (*i, v / 3600.0)),
-                    color.stroke_width(2),
-                ))?
-                .label(super::data::shorten(&s.name, 24))
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 14, y)], color.stroke_width(3))
-                });
-        }
-        if !t.users.is_empty() {
-            lines
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .label_font((FONT, 11))
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .draw()?;
+        // The grey lines first, so the highlighted ones are drawn over them.
+        for (k, s) in t.users.iter().enumerate().rev() {
+            let style = if k < highlighted {
+                USER_COLORS[k % USER_COLORS.len()].stroke_width(3)
+            } else {
+                OTHER_USERS.stroke_width(1)
+            };
+            lines.draw_series(LineSeries::new(
+                s.points.iter().map(|(i, v)| (*i, v / 3600.0)),
+                style,
+            ))?;
         }
         root.present()?;
         Ok(())
@@ -275,7 +475,6 @@ pub fn trend(t: &Trend, index: usize) -> Result<String, ReportError> {
 /// today to expiry, with a line at today.
 pub fn trials(t: &Trials, today: i64) -> Result<String, ReportError> {
     let n = t.bars.len();
-    let height = 110 + 24 * n.max(1) as u32;
     let title = "Trials timeline: expiring and expired trials";
     let desc = format!(
         "Timeline of {n} of {} trials that need attention. Orange bars run from today \
@@ -285,98 +484,79 @@ pub fn trials(t: &Trials, today: i64) -> Result<String, ReportError> {
         t.total,
         day_label(today)
     );
-    let lo = t.bars.iter().map(|b| b.from).fold(today, i64::min) - 2;
-    let hi = t.bars.iter().map(|b| b.to).fold(today, i64::max) + 2;
+    let spans: Vec<(i64, i64)> = t.bars.iter().filter_map(|b| b.span).collect();
+    let lo = spans.iter().map(|s| s.0).fold(today, i64::min) - 2;
+    let hi = spans.iter().map(|s| s.1).fold(today, i64::max) + 2;
+    let legend = Legend {
+        entries: vec![
+            (
+                Mark::Swatch(status_color("expired")),
+                "expired: expiry → deletion due".to_string(),
+            ),
+            (
+                Mark::Swatch(status_color("expiring")),
+                "expiring: today → expiration".to_string(),
+            ),
+            (Mark::Rule(BLACK), format!("today ({})", day_label(today))),
+        ],
+        width: WIDTH,
+    };
+    let height = legend.height() + 80 + 24 * n.max(1) as u32;
+    let rows = Rows { n };
     svg("chart-trials", (WIDTH, height), title, &desc, |root| {
         root.fill(&WHITE)?;
-        let labels: Vec<String> = t.bars.iter().map(|b| b.label()).collect();
-        let mut chart = ChartBuilder::on(&root)
+        let (top, body) = root.split_vertically(legend.height());
+        legend.draw(&top)?;
+        let labels: Vec<String> = t.bars.iter().map(trial_label).collect();
+        let mut chart = ChartBuilder::on(&body)
             .margin(12)
+            // Room for the last x label, centred on the axis' end.
+            .margin_right(30)
             .x_label_area_size(44)
             .y_label_area_size(300)
-            .build_cartesian_2d(lo..hi, (0..n.max(1)).into_segmented())?;
+            .build_cartesian_2d(lo..hi, rows.axis())?;
         chart
             .configure_mesh()
             .disable_y_mesh()
             .max_light_lines(2)
-            .y_labels(n.max(1))
-            .y_label_formatter(&|v| top_down_label(&labels, v))
+            .y_label_formatter(&|y| rows.label(&labels, *y))
             .x_labels(10)
             .x_label_formatter(&|d| day_label(*d))
             .x_desc("date")
             .label_style((FONT, 13))
             .axis_desc_style((FONT, 14))
             .draw()?;
-        for status in ["expired", "expiring"] {
-            let color = status_color(status);
-            let caption = if status == "expired" {
-                "expired: expiry → deletion due"
-            } else {
-                "expiring: today → expiration"
-            };
-            chart
-                .draw_series(
-                    t.bars
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, b)| b.status == status)
-                        .map(|(i, b)| {
-                            let row = n - 1 - i;
-                            Rectangle::new(
-                                [
-                                    (b.from, SegmentValue::Exact(row)),
-                                    (b.to.max(b.from + 1), SegmentValue::Exact(row + 1)),
-                                ],
-                                color.filled(),
-                            )
-                        }),
-                )?
-                .label(caption)
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 6), (x + 12, y + 6)], color.filled())
-                });
-        }
-        chart
-            .draw_series(LineSeries::new(
-                [(today, SegmentValue::Exact(0)), (today, SegmentValue::Last)],
-                BLACK.stroke_width(2),
-            ))?
-            .label(format!("today ({})", day_label(today)))
-            .legend(|(x, y)| {
-                PathElement::new([(x + 6, y - 7), (x + 6, y + 7)], BLACK.stroke_width(2))
-            });
-        status_legend(&mut chart)?;
+        chart.draw_series(t.bars.iter().enumerate().filter_map(|(k, b)| {
+            let (from, to) = b.span?;
+            let (bottom, top) = rows.band(k);
+            Some(Rectangle::new(
+                [(from, bottom), (to.max(from + 1), top)],
+                status_color(&b.status).filled(),
+            ))
+        }))?;
+        chart.draw_series(LineSeries::new(
+            [(today, 0.0), (today, n.max(1) as f64)],
+            BLACK.stroke_width(2),
+        ))?;
         root.present()?;
         Ok(())
     })
 }
 
-/// The legend of the two status charts (usage and trials), bottom right.
-fn status_legend<'a, CT: plotters::coord::CoordTranslate>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
-) -> Drawn {
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .label_font((FONT, 13))
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
-}
-
-/// A round upper bound for an axis (at least 1).
+/// A round upper bound for an axis (1 without data): the first of a fine set of round
+/// steps 5 % above the data, so the axis ends close above it (within 30 %).
 fn nice_top(max: f64) -> f64 {
     if !max.is_finite() || max <= 0.0 {
         return 1.0;
     }
+    let wanted = max * 1.05;
     let magnitude = 10f64.powf(max.log10().floor());
-    for step in [1.0, 2.0, 2.5, 5.0, 10.0] {
-        if step * magnitude >= max * 1.05 {
-            return step * magnitude;
-        }
-    }
-    10.0 * magnitude
+    const STEPS: [f64; 12] = [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 8.0];
+    [magnitude, 10.0 * magnitude]
+        .iter()
+        .flat_map(|m| STEPS.iter().map(move |s| s * m))
+        .find(|top| *top >= wanted)
+        .unwrap_or(100.0 * magnitude)
 }
 
 #[cfg(test)]
@@ -387,8 +567,16 @@ mod tests {
     fn axis_tops_are_round() {
         assert_eq!(nice_top(0.0), 1.0);
         assert_eq!(nice_top(9.0), 10.0);
-        assert_eq!(nice_top(11.0), 20.0);
+        assert_eq!(nice_top(11.0), 12.0);
         assert_eq!(nice_top(230.0), 250.0);
+        assert_eq!(nice_top(0.42), 0.5);
+        // Never more than 1.3 × the data's top.
+        for max in [
+            1.0, 1.1, 1.3, 1.9, 2.9, 3.5, 4.9, 5.9, 7.9, 9.6, 99.0, 123.0,
+        ] {
+            let top = nice_top(max);
+            assert!(top >= max * 1.05 && top <= max * 1.3, "{max} → {top}");
+        }
     }
 
     #[test]

@@ -3,8 +3,11 @@
 //! data tables are both drawn from these structs, so what a chart plots is exactly
 //! what its table (and the CSV) says.
 
-use crate::report::cols::{bools, floats, ints, strs};
-use crate::report::dates::{day_text, parse_day};
+use crate::report::attention::{Attention, Limit, Trial, entitlement_rows, exhaustion_text};
+use crate::report::cols::{floats, ints, strs};
+use crate::report::dates::day_text;
+use crate::report::units::{human, metric_label};
+use chrono::NaiveDate;
 use polars::prelude::DataFrame;
 
 /// At most this many bars (entitlements, trials) in one chart; the rest are in the
@@ -24,33 +27,27 @@ pub struct Source {
     pub value: String,
 }
 
-/// One bar of the entitlement chart: an (organization, metric) with a percentage.
+/// One bar of the entitlement chart: an entitlement row with a percentage.
 #[derive(Debug, Clone)]
 pub struct UsageBar {
-    pub org_id: Option<i64>,
-    pub org_name: String,
-    pub metric: String,
-    pub unit: String,
-    pub used: Option<f64>,
-    pub limit: Option<f64>,
+    pub row: Limit,
     pub pct: f64,
-    pub status: String,
 }
 
 impl UsageBar {
     pub fn label(&self) -> String {
         format!(
             "{} · {}",
-            shorten(&self.org_name, 30),
-            metric_label(&self.metric)
+            shorten(&self.row.org_name, 30),
+            metric_label(&self.row.metric)
         )
     }
 
     pub fn source(&self) -> Source {
         Source {
             key: vec![
-                ("organization_id", opt_int(self.org_id)),
-                ("metric", self.metric.clone()),
+                ("organization_id", opt_int(self.row.org_id)),
+                ("metric", self.row.metric.clone()),
             ],
             column: "pct_used",
             value: self.pct.to_string(),
@@ -65,57 +62,15 @@ pub struct Usage {
     pub total: usize,
 }
 
-/// Status order, most urgent first.
-pub fn status_rank(status: &str) -> u8 {
-    match status {
-        "exceeded" => 0,
-        "warning" => 1,
-        "ok" => 2,
-        "no_limit" => 3,
-        _ => 4,
-    }
-}
-
-pub fn metric_label(metric: &str) -> &str {
-    match metric {
-        "storage_bytes" => "storage",
-        "compute_seconds" => "compute time",
-        "gpu_compute_seconds" => "GPU time",
-        other => other,
-    }
-}
-
 /// Entitlement rows with a percentage, most urgent first (status, then percentage).
 pub fn usage(df: &DataFrame) -> Usage {
-    let id = ints(df, "organization_id");
-    let name = strs(df, "organization_name");
-    let metric = strs(df, "metric");
-    let unit = strs(df, "unit");
-    let used = floats(df, "used");
-    let limit = floats(df, "limit");
-    let pct = floats(df, "pct_used");
-    let status = strs(df, "status");
-    let mut bars: Vec<UsageBar> = (0..df.height())
-        .filter_map(|r| {
-            let pct = pct[r].filter(|p| p.is_finite())?;
-            Some(UsageBar {
-                org_id: id[r],
-                org_name: name[r].unwrap_or("?").to_string(),
-                metric: metric[r].unwrap_or("?").to_string(),
-                unit: unit[r].unwrap_or("").to_string(),
-                used: used[r],
-                limit: limit[r],
-                pct,
-                status: status[r].unwrap_or("no_data").to_string(),
-            })
+    let mut bars: Vec<UsageBar> = entitlement_rows(df)
+        .into_iter()
+        .filter_map(|row| {
+            let pct = row.pct.filter(|p| p.is_finite())?;
+            Some(UsageBar { row, pct })
         })
         .collect();
-    bars.sort_by(|a, b| {
-        status_rank(&a.status)
-            .cmp(&status_rank(&b.status))
-            .then(b.pct.total_cmp(&a.pct))
-            .then(a.org_id.cmp(&b.org_id))
-    });
     let total = bars.len();
     bars.truncate(MAX_BARS);
     Usage { bars, total }
@@ -246,106 +201,43 @@ pub fn trends(df: &DataFrame) -> Vec<Trend> {
     .collect()
 }
 
-/// One trial on the timeline: expiring (today → expiration) or expired (expiry →
-/// deletion due).
-#[derive(Debug, Clone)]
-pub struct TrialBar {
-    pub trial_id: Option<i64>,
-    pub user: String,
-    pub org: String,
-    pub status: String,
-    /// Day numbers of the bar's ends.
-    pub from: i64,
-    pub to: i64,
-    pub expiration_date: Option<String>,
-    pub deletion_due: Option<String>,
-    pub days_left: Option<i64>,
+/// A trial's bar on the timeline, and the CSV dates its ends come from.
+pub fn trial_label(t: &Trial) -> String {
+    format!(
+        "#{} {} ({})",
+        opt_int(t.trial_id),
+        shorten(&t.user, 22),
+        shorten(&t.org, 22)
+    )
 }
 
-impl TrialBar {
-    pub fn label(&self) -> String {
-        format!(
-            "#{} {} ({})",
-            opt_int(self.trial_id),
-            shorten(&self.user, 22),
-            shorten(&self.org, 22)
-        )
-    }
-
-    /// The dates the bar ends on, as the CSV has them.
-    pub fn sources(&self) -> Vec<Source> {
-        let key = vec![("trial_id", opt_int(self.trial_id))];
-        let mut out = Vec::new();
-        if self.status == "expiring" {
-            if let Some(d) = &self.expiration_date {
-                out.push(Source {
-                    key: key.clone(),
-                    column: "expiration_date",
-                    value: d.clone(),
-                });
-            }
-        } else if let Some(d) = &self.deletion_due {
-            out.push(Source {
-                key,
-                column: "deletion_due",
-                value: d.clone(),
-            });
-        }
-        out
-    }
+/// The date a trial's bar ends on, as the CSV has it.
+pub fn trial_source(t: &Trial) -> Option<Source> {
+    let (column, value) = if t.expired() {
+        ("deletion_due", t.deletion_due.as_ref()?)
+    } else {
+        ("expiration_date", t.expiration_date.as_ref()?)
+    };
+    Some(Source {
+        key: vec![("trial_id", opt_int(t.trial_id))],
+        column,
+        value: value.clone(),
+    })
 }
 
-/// The trials timeline: expired trials by deletion date, then expiring ones by
-/// expiration; `total` counts both before the cap.
+/// The trials timeline: the trials that need action and have both dates of their
+/// bar, in the action order; `total` counts them before the cap.
 #[derive(Debug, Clone, Default)]
 pub struct Trials {
-    pub bars: Vec<TrialBar>,
+    pub bars: Vec<Trial>,
     pub total: usize,
 }
 
-pub fn trials(df: &DataFrame, today: i64) -> Trials {
-    let mut bars = trial_rows(df, today);
+pub fn trials(all: &[Trial]) -> Trials {
+    let mut bars: Vec<Trial> = all.iter().filter(|t| t.span.is_some()).cloned().collect();
     let total = bars.len();
     bars.truncate(MAX_BARS);
     Trials { bars, total }
-}
-
-/// Every expiring or expired trial, in timeline order.
-fn trial_rows(df: &DataFrame, today: i64) -> Vec<TrialBar> {
-    let id = ints(df, "trial_id");
-    let user = strs(df, "user_name");
-    let org = strs(df, "organization_name");
-    let status = strs(df, "status");
-    let expiration = strs(df, "expiration_date");
-    let expired = strs(df, "expired_date");
-    let due = strs(df, "deletion_due");
-    let days_left = ints(df, "days_left");
-    let mut bars: Vec<TrialBar> = (0..df.height())
-        .filter_map(|r| {
-            let s = status[r]?;
-            let (from, to) = match s {
-                "expiring" => (today, expiration[r].and_then(parse_day)?),
-                "expired" => (
-                    expired[r].or(expiration[r]).and_then(parse_day)?,
-                    due[r].and_then(parse_day)?,
-                ),
-                _ => return None,
-            };
-            Some(TrialBar {
-                trial_id: id[r],
-                user: user[r].unwrap_or("?").to_string(),
-                org: org[r].unwrap_or("?").to_string(),
-                status: s.to_string(),
-                from,
-                to,
-                expiration_date: expiration[r].map(str::to_string),
-                deletion_due: due[r].map(str::to_string),
-                days_left: days_left[r],
-            })
-        })
-        .collect();
-    bars.sort_by_key(|b| (b.status != "expired", b.to, b.trial_id));
-    bars
 }
 
 /// A table of rows that need action: headers and cells (already in a person's
@@ -358,26 +250,27 @@ pub struct ActionTable {
     pub classes: Vec<String>,
 }
 
-/// Entitlements at warning or exceeded, most urgent first.
-pub fn entitlement_actions(df: &DataFrame) -> ActionTable {
-    let id = ints(df, "organization_id");
-    let name = strs(df, "organization_name");
-    let metric = strs(df, "metric");
-    let unit = strs(df, "unit");
-    let used = floats(df, "used");
-    let limit = floats(df, "limit");
-    let pct = floats(df, "pct_used");
-    let remaining = floats(df, "remaining");
-    let status = strs(df, "status");
-    let exhaustion = strs(df, "projected_exhaustion");
-    let mut rows: Vec<usize> = (0..df.height())
-        .filter(|&r| matches!(status[r], Some("warning" | "exceeded")))
-        .collect();
-    rows.sort_by(|&a, &b| {
-        status_rank(status[a].unwrap_or(""))
-            .cmp(&status_rank(status[b].unwrap_or("")))
-            .then(pct[b].unwrap_or(0.0).total_cmp(&pct[a].unwrap_or(0.0)))
-    });
+/// The action tables of the page, from the run's one list of rows that need action.
+pub struct Actions {
+    pub limits: Option<ActionTable>,
+    pub trials: Option<ActionTable>,
+    pub projects: Option<ActionTable>,
+}
+
+pub fn actions(attention: &Attention, as_of: NaiveDate) -> Actions {
+    Actions {
+        limits: attention.limits.as_ref().map(|l| limit_actions(l, as_of)),
+        trials: attention.trials.as_deref().map(trial_actions),
+        projects: attention.projects.as_ref().map(|p| project_actions(p)),
+    }
+}
+
+fn pct_text(pct: Option<f64>) -> String {
+    pct.map_or_else(String::new, |p| format!("{p:.2} %"))
+}
+
+/// Limits at warning, at the limit or over it, most urgent first.
+fn limit_actions(limits: &[Limit], as_of: NaiveDate) -> ActionTable {
     let mut table = ActionTable {
         headers: vec![
             "Organization",
@@ -391,26 +284,27 @@ pub fn entitlement_actions(df: &DataFrame) -> ActionTable {
         ],
         ..ActionTable::default()
     };
-    for r in rows {
-        let u = unit[r].unwrap_or("");
+    for l in limits {
         table.rows.push(vec![
-            format!("{} (#{})", name[r].unwrap_or("?"), opt_int(id[r])),
-            metric_label(metric[r].unwrap_or("?")).to_string(),
-            human(used[r], u),
-            human(limit[r], u),
-            pct[r].map_or_else(String::new, |p| format!("{p:.1} %")),
-            human(remaining[r], u),
-            status[r].unwrap_or("").to_string(),
-            exhaustion[r].unwrap_or("").to_string(),
+            format!("{} (#{})", l.org_name, opt_int(l.org_id)),
+            metric_label(&l.metric).to_string(),
+            l.used_human.clone(),
+            l.limit_human.clone(),
+            pct_text(l.pct),
+            human(l.remaining, &l.unit),
+            l.status.as_str().to_string(),
+            l.projected_exhaustion
+                .as_deref()
+                .map(|d| exhaustion_text(d, as_of))
+                .unwrap_or_default(),
         ]);
-        table.classes.push(status[r].unwrap_or("").to_string());
+        table.classes.push(l.status.as_str().to_string());
     }
     table
 }
 
 /// Trials expiring or expired: expired first (by deletion date), then expiring.
-pub fn trial_actions(df: &DataFrame, today: i64) -> ActionTable {
-    let all = trial_rows(df, today);
+fn trial_actions(trials: &[Trial]) -> ActionTable {
     let mut table = ActionTable {
         headers: vec![
             "Trial",
@@ -423,38 +317,26 @@ pub fn trial_actions(df: &DataFrame, today: i64) -> ActionTable {
         ],
         ..ActionTable::default()
     };
-    for b in all {
+    for t in trials {
         table.rows.push(vec![
-            format!("#{}", opt_int(b.trial_id)),
-            b.user.clone(),
-            b.org.clone(),
-            b.status.clone(),
-            b.expiration_date
+            format!("#{}", opt_int(t.trial_id)),
+            t.user.clone(),
+            t.org.clone(),
+            t.status.clone(),
+            t.expiration_date
                 .as_deref()
                 .map(|d| d.get(..10).unwrap_or(d).to_string())
                 .unwrap_or_default(),
-            b.days_left.map(|d| d.to_string()).unwrap_or_default(),
-            b.deletion_due.clone().unwrap_or_default(),
+            t.days_left.map(|d| d.to_string()).unwrap_or_default(),
+            t.deletion_due.clone().unwrap_or_default(),
         ]);
-        table.classes.push(b.status.clone());
+        table.classes.push(t.status.clone());
     }
     table
 }
 
 /// Projects at or over the flag threshold of their compute budget.
-pub fn project_actions(df: &DataFrame) -> ActionTable {
-    let id = ints(df, "project_id");
-    let name = strs(df, "project_name");
-    let org = strs(df, "organization_name");
-    let used = floats(df, "time_used_ms");
-    let left = floats(df, "time_left_ms");
-    let pct = floats(df, "pct_used");
-    let flagged = bools(df, "flagged");
-    let end = strs(df, "period_end");
-    let mut rows: Vec<usize> = (0..df.height())
-        .filter(|&r| flagged[r] == Some(true))
-        .collect();
-    rows.sort_by(|&a, &b| pct[b].unwrap_or(0.0).total_cmp(&pct[a].unwrap_or(0.0)));
+fn project_actions(projects: &[crate::report::attention::Project]) -> ActionTable {
     let mut table = ActionTable {
         headers: vec![
             "Project",
@@ -466,47 +348,25 @@ pub fn project_actions(df: &DataFrame) -> ActionTable {
         ],
         ..ActionTable::default()
     };
-    for r in rows {
+    for p in projects {
         table.rows.push(vec![
-            format!("{} (#{})", name[r].unwrap_or("?"), opt_int(id[r])),
-            org[r].unwrap_or("").to_string(),
-            human(used[r], "ms"),
-            human(left[r], "ms"),
-            pct[r].map_or_else(String::new, |p| format!("{p:.1} %")),
-            end[r]
+            format!("{} (#{})", p.project_name, opt_int(p.project_id)),
+            p.org_name.clone(),
+            human(p.used_ms, "ms"),
+            human(p.left_ms, "ms"),
+            pct_text(p.pct),
+            p.period_end
+                .as_deref()
                 .map(|d| d.get(..10).unwrap_or(d).to_string())
                 .unwrap_or_default(),
         ]);
-        table.classes.push(if pct[r].unwrap_or(0.0) >= 100.0 {
+        table.classes.push(if p.pct.unwrap_or(0.0) >= 100.0 {
             "exceeded".to_string()
         } else {
             "warning".to_string()
         });
     }
     table
-}
-
-/// A value in the unit a person reads: bytes as GB, seconds and milliseconds as
-/// hours, counts as whole numbers; empty when unknown.
-pub fn human(value: Option<f64>, unit: &str) -> String {
-    let Some(v) = value.filter(|v| v.is_finite()) else {
-        return String::new();
-    };
-    match unit {
-        "bytes" => format!("{} GB", decimals(v / 1e9)),
-        "seconds" => format!("{} h", decimals(v / 3600.0)),
-        "ms" => format!("{} h", decimals(v / 3.6e6)),
-        _ => format!("{v:.0}"),
-    }
-}
-
-/// Two significant decimals for small numbers, one for the rest.
-fn decimals(v: f64) -> String {
-    if v != 0.0 && v.abs() < 10.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.1}")
-    }
 }
 
 /// The day text of a day number (for axis labels).
@@ -534,12 +394,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn units_a_person_reads() {
-        assert_eq!(human(Some(2.5e9), "bytes"), "2.50 GB");
-        assert_eq!(human(Some(7200.0), "seconds"), "2.00 h");
-        assert_eq!(human(Some(36_000_000.0), "ms"), "10.0 h");
-        assert_eq!(human(Some(12.0), "count"), "12");
-        assert_eq!(human(None, "bytes"), "");
+    fn shortened_names_keep_their_start() {
         assert_eq!(shorten("abcdef", 4), "abc…");
         assert_eq!(shorten("abc", 4), "abc");
     }

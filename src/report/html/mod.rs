@@ -11,6 +11,7 @@ mod page;
 
 pub use check::well_formed;
 
+use crate::report::attention::Attention;
 use crate::report::export::write_bytes;
 use crate::report::{Format, ReportError, Thresholds, WrittenFile};
 use chrono::NaiveDate;
@@ -49,11 +50,12 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// Builds the page text from the run's frames; `files` are the report files
-/// written next to it (the CSV ones are linked).
+/// Builds the page text from the run's frames and its rows that need action;
+/// `files` are the report files written next to it (the CSV ones are linked).
 pub fn render(
     info: &PageInfo<'_>,
     frames: &BTreeMap<String, DataFrame>,
+    attention: &Attention,
     files: &[WrittenFile],
 ) -> Result<(String, usize), ReportError> {
     let today = crate::report::dates::day_of(info.as_of);
@@ -74,9 +76,9 @@ pub fn render(
             .collect::<Result<Vec<_>, _>>()?,
         None => Vec::new(),
     };
-    let trials = match frames.get("trials") {
-        Some(df) => {
-            let tr = data::trials(df, today);
+    let trials = match &attention.trials {
+        Some(all) => {
+            let tr = data::trials(all);
             let svg = charts::trials(&tr, today)?;
             Some((tr, svg))
         }
@@ -95,17 +97,14 @@ pub fn render(
         usage,
         trends,
         trials,
-        entitlement_actions: frames.get("entitlements").map(data::entitlement_actions),
-        trial_actions: frames
-            .get("trials")
-            .map(|df| data::trial_actions(df, today)),
-        project_actions: frames.get("project_compute").map(data::project_actions),
+        counts: attention.counts(),
+        actions: data::actions(attention, info.as_of),
         links,
     };
     let rows = [
-        &parts.entitlement_actions,
-        &parts.trial_actions,
-        &parts.project_actions,
+        &parts.actions.limits,
+        &parts.actions.trials,
+        &parts.actions.projects,
     ]
     .iter()
     .filter_map(|t| t.as_ref().map(|t| t.rows.len()))
@@ -119,9 +118,10 @@ pub fn write(
     dir: &Path,
     info: &PageInfo<'_>,
     frames: &BTreeMap<String, DataFrame>,
+    attention: &Attention,
     files: &[WrittenFile],
 ) -> Result<WrittenFile, ReportError> {
-    let (text, rows) = render(info, frames, files)?;
+    let (text, rows) = render(info, frames, attention, files)?;
     let path = dir.join(FILE);
     let (sha256, bytes) = write_bytes(&path, text.as_bytes())?;
     Ok(WrittenFile {

@@ -3,6 +3,8 @@
 
 use super::data::{self, ActionTable, Source};
 use super::{PageInfo, escape};
+use crate::report::attention::Counts;
+use crate::report::units::{human, metric_label};
 use std::fmt::Write;
 
 const STYLE: &str = "
@@ -26,6 +28,7 @@ th { background: #f0f2f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.exceeded td:first-child, tr.expired td:first-child { border-left: 4px solid #c62828; }
 tr.warning td:first-child, tr.expiring td:first-child { border-left: 4px solid #e68a00; }
+tr.at_limit td:first-child { border-left: 4px solid #7b1fa2; }
 details { margin: 0.3em 0; }
 summary { cursor: pointer; color: #0b57d0; }
 a { color: #0b57d0; }
@@ -45,9 +48,9 @@ pub struct Parts<'a> {
     pub usage: Option<(data::Usage, String)>,
     pub trends: Vec<(data::Trend, String)>,
     pub trials: Option<(data::Trials, String)>,
-    pub entitlement_actions: Option<ActionTable>,
-    pub trial_actions: Option<ActionTable>,
-    pub project_actions: Option<ActionTable>,
+    /// The counts of the cards (the same list as the action tables).
+    pub counts: Counts,
+    pub actions: data::Actions,
     /// Files next to the page: (report, file name).
     pub links: Vec<(String, String)>,
 }
@@ -100,12 +103,12 @@ pub fn render(p: &Parts<'_>) -> String {
             .iter()
             .map(|b| {
                 vec![
-                    b.org_name.clone(),
-                    data::metric_label(&b.metric).to_string(),
-                    data::human(b.used, &b.unit),
-                    data::human(b.limit, &b.unit),
+                    b.row.org_name.clone(),
+                    metric_label(&b.row.metric).to_string(),
+                    b.row.used_human.clone(),
+                    b.row.limit_human.clone(),
                     format!("{:.2} %", b.pct),
-                    b.status.clone(),
+                    b.row.status.as_str().to_string(),
                 ]
             })
             .collect();
@@ -116,8 +119,10 @@ pub fn render(p: &Parts<'_>) -> String {
             "entitlements.csv",
             chart,
             &format!(
-                "Share of each limit used, most urgent first (exceeded, then warning, then \
-                 the rest, by percentage). Storage in GB, compute time in hours.{note}"
+                "Share of each limit used, most urgent first (exceeded, then at the limit, \
+                 then warning, then the rest, by percentage). Red: exceeded (over the limit); \
+                 purple: at the limit (nothing more fits); orange: warning (from the warning \
+                 threshold up to the limit); green: ok. Storage in GB, compute time in hours.{note}"
             ),
             &[
                 "Organization",
@@ -137,7 +142,7 @@ pub fn render(p: &Parts<'_>) -> String {
         let _ = writeln!(
             out,
             "<p class=\"note\">The white label total and the 10 users with the most compute \
-             time in each window. The last 30 days use the report's day rows, the last 90 days \
+             time in each window (the top 3 in colour, the others in grey). The last 30 days use the report's day rows, the last 90 days \
              its week rows (13 ISO weeks) and the last 365 days its month rows (12 calendar \
              months); the current week and month run up to {as_of}. Hours = compute seconds / 3600.</p>"
         );
@@ -149,7 +154,7 @@ pub fn render(p: &Parts<'_>) -> String {
                     points.push(vec![
                         format!("{} {}", s.entity_type, s.name),
                         trend.starts.get(*i).cloned().unwrap_or_default(),
-                        data::human(Some(*v), "seconds"),
+                        human(Some(*v), "seconds"),
                     ]);
                     sources.push(src);
                 }
@@ -176,11 +181,12 @@ pub fn render(p: &Parts<'_>) -> String {
             .bars
             .iter()
             .map(|b| {
+                let (from, to) = b.span.unwrap_or_default();
                 vec![
-                    b.label(),
+                    data::trial_label(b),
                     b.status.clone(),
-                    data::day_label(b.from),
-                    data::day_label(b.to),
+                    data::day_label(from),
+                    data::day_label(to),
                 ]
             })
             .collect();
@@ -188,9 +194,8 @@ pub fn render(p: &Parts<'_>) -> String {
         let sources: Vec<Source> = trials
             .bars
             .iter()
-            .map(|b| b.sources().into_iter().next())
-            .map(|s| {
-                s.unwrap_or(Source {
+            .map(|b| {
+                data::trial_source(b).unwrap_or(Source {
                     key: Vec::new(),
                     column: "",
                     value: String::new(),
@@ -224,15 +229,15 @@ pub fn render(p: &Parts<'_>) -> String {
     section(&mut out, "actions", "Rows that need action");
     for (title, report, table) in [
         (
-            "Limits at warning or exceeded",
+            "Limits at warning, at the limit or exceeded",
             "entitlements",
-            &p.entitlement_actions,
+            &p.actions.limits,
         ),
-        ("Trials expiring or expired", "trials", &p.trial_actions),
+        ("Trials expiring or expired", "trials", &p.actions.trials),
         (
             "Projects over the compute budget flag",
             "project_compute",
-            &p.project_actions,
+            &p.actions.projects,
         ),
     ] {
         if let Some(table) = table {
@@ -257,21 +262,67 @@ pub fn render(p: &Parts<'_>) -> String {
     out
 }
 
+/// The counts a person sees first; each card carries its numbers as `data-*`
+/// attributes (the terminal summary prints the same [`Counts`]).
 fn cards(out: &mut String, p: &Parts<'_>) {
+    let c = &p.counts;
     out.push_str("<ul class=\"cards\">\n");
-    let mut card = |n: usize, what: &str| {
-        let _ = writeln!(out, "<li><strong>{n}</strong>{}</li>", escape(what));
-    };
-    if let Some(t) = &p.entitlement_actions {
-        card(t.rows.len(), "limits at warning or exceeded");
+    if p.actions.limits.is_some() {
+        card(
+            out,
+            "limits",
+            &[
+                ("value", c.limits),
+                ("organizations", c.limit_orgs),
+                ("exceeded", c.exceeded),
+                ("at-limit", c.at_limit),
+                ("warning", c.warning),
+            ],
+            &format!(
+                "limits at warning, at the limit or over, in {} organization(s) \
+                 ({} exceeded, {} at the limit, {} warning)",
+                c.limit_orgs, c.exceeded, c.at_limit, c.warning
+            ),
+        );
     }
-    if let Some(t) = &p.trial_actions {
-        card(t.rows.len(), "trials expiring or expired");
+    if p.actions.trials.is_some() {
+        card(
+            out,
+            "trials",
+            &[
+                ("value", c.trials),
+                ("expired", c.trials_expired),
+                ("expiring", c.trials_expiring),
+            ],
+            &format!(
+                "trials expiring or expired ({} expired, {} expiring)",
+                c.trials_expired, c.trials_expiring
+            ),
+        );
     }
-    if let Some(t) = &p.project_actions {
-        card(t.rows.len(), "projects over the budget flag");
+    if p.actions.projects.is_some() {
+        card(
+            out,
+            "projects",
+            &[("value", c.projects)],
+            "projects over the budget flag",
+        );
     }
     out.push_str("</ul>\n");
+}
+
+/// One card: the first number large, then the text.
+fn card(out: &mut String, name: &str, numbers: &[(&str, usize)], text: &str) {
+    let attrs: String = numbers
+        .iter()
+        .map(|(k, v)| format!(" data-{k}=\"{v}\""))
+        .collect();
+    let first = numbers.first().map_or(0, |(_, v)| *v);
+    let _ = writeln!(
+        out,
+        "<li data-count=\"{name}\"{attrs}><strong>{first}</strong>{}</li>",
+        escape(text)
+    );
 }
 
 fn contents(out: &mut String, p: &Parts<'_>) {
@@ -391,7 +442,7 @@ fn action_table(out: &mut String, p: &Parts<'_>, title: &str, report: &str, t: &
             let numeric = cell
                 .split(' ')
                 .next()
-                .is_some_and(|w| !w.is_empty() && w.parse::<f64>().is_ok());
+                .is_some_and(|w| !w.is_empty() && w.replace(',', "").parse::<f64>().is_ok());
             if numeric {
                 let _ = write!(out, "<td class=\"num\">{}</td>", escape(cell));
             } else {

@@ -1,0 +1,269 @@
+//! The rows that need a person's action, found once per run from the finished
+//! report frames: limits at `warning`, `at_limit` or `exceeded`, trials `expiring`
+//! or `expired`, `flagged` projects. The terminal summary, the HTML page's cards
+//! and its action tables all read this one list, so they agree with each other and
+//! with the rows of the CSV files that carry those statuses.
+
+use crate::report::cols::{bools, floats, ints, strs};
+use crate::report::dates::{day_of, parse_day};
+use crate::report::status::Status;
+use chrono::NaiveDate;
+use polars::prelude::DataFrame;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A projected exhaustion further out than this many years is shown as "not within
+/// 10 years" (a date centuries away reads like a fact; it is a tiny rate).
+pub const EXHAUSTION_HORIZON_YEARS: u32 = 10;
+
+/// An entitlement row (in [`Attention`]: one at warning, at its limit or over it).
+#[derive(Debug, Clone)]
+pub struct Limit {
+    pub org_id: Option<i64>,
+    pub org_name: String,
+    pub metric: String,
+    pub unit: String,
+    pub used: Option<f64>,
+    pub limit: Option<f64>,
+    pub used_human: String,
+    pub limit_human: String,
+    pub pct: Option<f64>,
+    pub remaining: Option<f64>,
+    pub status: Status,
+    pub projected_exhaustion: Option<String>,
+}
+
+/// A trial expiring within the threshold or expired (and due for deletion).
+#[derive(Debug, Clone)]
+pub struct Trial {
+    pub trial_id: Option<i64>,
+    pub user: String,
+    pub org: String,
+    /// `expiring` or `expired`.
+    pub status: String,
+    pub expiration_date: Option<String>,
+    pub deletion_due: Option<String>,
+    pub days_left: Option<i64>,
+    /// Day numbers a timeline bar runs between: T → expiration (expiring), expiry →
+    /// deletion due (expired); None when a date is missing.
+    pub span: Option<(i64, i64)>,
+}
+
+impl Trial {
+    pub fn expired(&self) -> bool {
+        self.status == "expired"
+    }
+}
+
+/// A project at or over the flag threshold of its compute budget.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub project_id: Option<i64>,
+    pub project_name: String,
+    pub org_name: String,
+    pub used_ms: Option<f64>,
+    pub left_ms: Option<f64>,
+    pub pct: Option<f64>,
+    pub period_end: Option<String>,
+}
+
+/// Everything that needs action; a list is None when its report was not built.
+#[derive(Debug, Clone, Default)]
+pub struct Attention {
+    /// Most urgent first: by status (exceeded, at_limit, warning), then percentage.
+    pub limits: Option<Vec<Limit>>,
+    /// Expired first (by deletion date), then expiring (by expiration).
+    pub trials: Option<Vec<Trial>>,
+    /// Highest percentage first.
+    pub projects: Option<Vec<Project>>,
+}
+
+/// The counts a person sees first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub limits: usize,
+    /// Organizations with at least one such limit.
+    pub limit_orgs: usize,
+    /// Limits per status.
+    pub exceeded: usize,
+    pub at_limit: usize,
+    pub warning: usize,
+    pub trials: usize,
+    pub trials_expired: usize,
+    pub trials_expiring: usize,
+    pub projects: usize,
+}
+
+impl Attention {
+    /// Reads the finished frames of a run as of `as_of`.
+    pub fn from_frames(frames: &BTreeMap<String, DataFrame>, as_of: NaiveDate) -> Attention {
+        Attention {
+            limits: frames.get("entitlements").map(limits),
+            trials: frames.get("trials").map(|df| trials(df, day_of(as_of))),
+            projects: frames.get("project_compute").map(projects),
+        }
+    }
+
+    pub fn counts(&self) -> Counts {
+        let limits = self.limits.as_deref().unwrap_or_default();
+        let trials = self.trials.as_deref().unwrap_or_default();
+        let per = |s: Status| limits.iter().filter(|l| l.status == s).count();
+        let orgs: BTreeSet<(Option<i64>, &str)> = limits
+            .iter()
+            .map(|l| (l.org_id, l.org_name.as_str()))
+            .collect();
+        let expired = trials.iter().filter(|t| t.expired()).count();
+        Counts {
+            limits: limits.len(),
+            limit_orgs: orgs.len(),
+            exceeded: per(Status::Exceeded),
+            at_limit: per(Status::AtLimit),
+            warning: per(Status::Warning),
+            trials: trials.len(),
+            trials_expired: expired,
+            trials_expiring: trials.len() - expired,
+            projects: self.projects.as_ref().map_or(0, Vec::len),
+        }
+    }
+}
+
+/// A projected exhaustion date as a person reads it: the date, or "not within 10
+/// years" when it is further out than that from T.
+pub fn exhaustion_text(date: &str, as_of: NaiveDate) -> String {
+    let horizon = as_of
+        .checked_add_months(chrono::Months::new(12 * EXHAUSTION_HORIZON_YEARS))
+        .unwrap_or(NaiveDate::MAX)
+        .format("%Y-%m-%d")
+        .to_string();
+    // Dates are `YYYY-MM-DD`: text order is time order.
+    if date > horizon.as_str() {
+        format!("not within {EXHAUSTION_HORIZON_YEARS} years")
+    } else {
+        date.to_string()
+    }
+}
+
+/// Every entitlement row, most urgent first: by status (exceeded, at_limit, warning,
+/// ok, no_limit, no_data), then percentage.
+pub fn entitlement_rows(df: &DataFrame) -> Vec<Limit> {
+    let id = ints(df, "organization_id");
+    let name = strs(df, "organization_name");
+    let metric = strs(df, "metric");
+    let unit = strs(df, "unit");
+    let used = floats(df, "used");
+    let limit = floats(df, "limit");
+    let used_human = strs(df, "used_human");
+    let limit_human = strs(df, "limit_human");
+    let pct = floats(df, "pct_used");
+    let remaining = floats(df, "remaining");
+    let status = strs(df, "status");
+    let exhaustion = strs(df, "projected_exhaustion");
+    let mut out: Vec<Limit> = (0..df.height())
+        .map(|r| Limit {
+            org_id: id[r],
+            org_name: name[r].unwrap_or("?").to_string(),
+            metric: metric[r].unwrap_or("?").to_string(),
+            unit: unit[r].unwrap_or("").to_string(),
+            used: used[r],
+            limit: limit[r],
+            used_human: used_human[r].unwrap_or("").to_string(),
+            limit_human: limit_human[r].unwrap_or("").to_string(),
+            pct: pct[r],
+            remaining: remaining[r],
+            status: status[r].and_then(Status::parse).unwrap_or(Status::NoData),
+            projected_exhaustion: exhaustion[r].map(str::to_string),
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        a.status
+            .cmp(&b.status)
+            .then(b.pct.unwrap_or(0.0).total_cmp(&a.pct.unwrap_or(0.0)))
+            .then(a.org_id.cmp(&b.org_id))
+    });
+    out
+}
+
+fn limits(df: &DataFrame) -> Vec<Limit> {
+    let mut rows = entitlement_rows(df);
+    rows.retain(|l| l.status.needs_action());
+    rows
+}
+
+fn trials(df: &DataFrame, today: i64) -> Vec<Trial> {
+    let id = ints(df, "trial_id");
+    let user = strs(df, "user_name");
+    let org = strs(df, "organization_name");
+    let status = strs(df, "status");
+    let expiration = strs(df, "expiration_date");
+    let expired = strs(df, "expired_date");
+    let due = strs(df, "deletion_due");
+    let days_left = ints(df, "days_left");
+    let mut out: Vec<Trial> = (0..df.height())
+        .filter_map(|r| {
+            let s = status[r].filter(|s| matches!(*s, "expiring" | "expired"))?;
+            let span = if s == "expiring" {
+                expiration[r].and_then(parse_day).map(|to| (today, to))
+            } else {
+                expired[r]
+                    .or(expiration[r])
+                    .and_then(parse_day)
+                    .zip(due[r].and_then(parse_day))
+            };
+            Some(Trial {
+                trial_id: id[r],
+                user: user[r].unwrap_or("?").to_string(),
+                org: org[r].unwrap_or("?").to_string(),
+                status: s.to_string(),
+                expiration_date: expiration[r].map(str::to_string),
+                deletion_due: due[r].map(str::to_string),
+                days_left: days_left[r],
+                span,
+            })
+        })
+        .collect();
+    out.sort_by_key(|t| (!t.expired(), t.span.map(|(_, to)| to), t.trial_id));
+    out
+}
+
+fn projects(df: &DataFrame) -> Vec<Project> {
+    let id = ints(df, "project_id");
+    let name = strs(df, "project_name");
+    let org = strs(df, "organization_name");
+    let used = floats(df, "time_used_ms");
+    let left = floats(df, "time_left_ms");
+    let pct = floats(df, "pct_used");
+    let flagged = bools(df, "flagged");
+    let end = strs(df, "period_end");
+    let mut out: Vec<Project> = (0..df.height())
+        .filter(|&r| flagged[r] == Some(true))
+        .map(|r| Project {
+            project_id: id[r],
+            project_name: name[r].unwrap_or("?").to_string(),
+            org_name: org[r].unwrap_or("").to_string(),
+            used_ms: used[r],
+            left_ms: left[r],
+            pct: pct[r],
+            period_end: end[r].map(str::to_string),
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.pct
+            .unwrap_or(0.0)
+            .total_cmp(&a.pct.unwrap_or(0.0))
+            .then(a.project_id.cmp(&b.project_id))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exhaustion_beyond_ten_years_is_not_a_date() {
+        let t = NaiveDate::from_ymd_opt(2026, 3, 20).expect("date");
+        assert_eq!(exhaustion_text("2030-01-01", t), "2030-01-01");
+        assert_eq!(exhaustion_text("2036-03-20", t), "2036-03-20");
+        assert_eq!(exhaustion_text("2036-03-21", t), "not within 10 years");
+        assert_eq!(exhaustion_text("2381-03-20", t), "not within 10 years");
+    }
+}

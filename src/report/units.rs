@@ -1,0 +1,142 @@
+//! Values in the units a person reads: bytes as kB/MB/GB/TB (powers of 1000, as the
+//! platform counts storage), seconds and milliseconds as hours, counts as whole
+//! numbers, with thousands separators ("166.9 GB", "7,886 h", "14"). The report files
+//! keep the exact machine units; these texts sit next to them (`*_human` columns) and
+//! on the HTML page.
+
+/// A value in a person's unit; empty when unknown.
+pub fn human(value: Option<f64>, unit: &str) -> String {
+    human_with(value, unit, 0)
+}
+
+/// Two values of one unit (used and limit), with more decimals when the usual ones
+/// would print two different values alike ("167.0 GB" of "167.0 GB" while the
+/// usage is below the limit).
+pub fn human_pair(a: Option<f64>, b: Option<f64>, unit: &str) -> (String, String) {
+    let mut extra = 0;
+    loop {
+        let (x, y) = (human_with(a, unit, extra), human_with(b, unit, extra));
+        let alike = x == y && a != b;
+        if !alike || extra >= MAX_EXTRA_DECIMALS {
+            return (x, y);
+        }
+        extra += 1;
+    }
+}
+
+/// A metric's name as a person says it.
+pub fn metric_label(metric: &str) -> &str {
+    match metric {
+        "storage_bytes" => "storage",
+        "compute_seconds" => "compute time",
+        "gpu_compute_seconds" => "GPU time",
+        other => other,
+    }
+}
+
+/// Decimals added at most to tell two values apart.
+const MAX_EXTRA_DECIMALS: usize = 6;
+
+fn human_with(value: Option<f64>, unit: &str, extra: usize) -> String {
+    let Some(v) = value.filter(|v| v.is_finite()) else {
+        return String::new();
+    };
+    match unit {
+        "bytes" => {
+            const PREFIXES: [&str; 6] = ["B", "kB", "MB", "GB", "TB", "PB"];
+            let mut scaled = v;
+            let mut prefix = 0;
+            while scaled.abs() >= 1000.0 && prefix + 1 < PREFIXES.len() {
+                scaled /= 1000.0;
+                prefix += 1;
+            }
+            if prefix == 0 {
+                format!("{} B", grouped(v, extra))
+            } else {
+                format!("{} {}", number(scaled, extra), PREFIXES[prefix])
+            }
+        }
+        "seconds" => format!("{} h", number(v / 3600.0, extra)),
+        "ms" => format!("{} h", number(v / 3.6e6, extra)),
+        _ => grouped(v, extra),
+    }
+}
+
+/// Enough decimals for three significant digits (two below 1, none from 1,000 up),
+/// plus `extra`.
+fn number(v: f64, extra: usize) -> String {
+    let decimals = if v == 0.0 || v.abs() >= 1000.0 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    grouped(v, decimals + extra)
+}
+
+/// `v` with `decimals` decimals and a comma between groups of three digits.
+fn grouped(v: f64, decimals: usize) -> String {
+    let text = format!("{:.*}", decimals, v.abs());
+    let (whole, fraction) = match text.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (text.as_str(), None),
+    };
+    let mut out = String::with_capacity(text.len() + whole.len() / 3 + 1);
+    // "-0" is not a number a person writes.
+    if v < 0.0 && text.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
+        out.push('-');
+    }
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if let Some(f) = fraction {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_a_person_reads() {
+        assert_eq!(human(Some(166.9e9), "bytes"), "166.9 GB");
+        assert_eq!(human(Some(2.5e9), "bytes"), "2.50 GB");
+        assert_eq!(human(Some(1.25e12), "bytes"), "1.25 TB");
+        assert_eq!(human(Some(512.0), "bytes"), "512 B");
+        assert_eq!(human(Some(0.0), "bytes"), "0 B");
+        assert_eq!(human(Some(7886.0 * 3600.0), "seconds"), "7,886 h");
+        assert_eq!(human(Some(7200.0), "seconds"), "2.00 h");
+        assert_eq!(human(Some(36_000_000.0), "ms"), "10.0 h");
+        assert_eq!(human(Some(0.0), "ms"), "0 h");
+        assert_eq!(human(Some(14.0), "count"), "14");
+        assert_eq!(human(Some(1_234_567.0), "count"), "1,234,567");
+        assert_eq!(human(Some(-1.0), "count"), "-1");
+        assert_eq!(human(Some(-0.2), "count"), "0");
+        assert_eq!(human(None, "bytes"), "");
+        assert_eq!(human(Some(f64::NAN), "bytes"), "");
+    }
+
+    #[test]
+    fn a_pair_of_different_values_never_prints_alike() {
+        assert_eq!(
+            human_pair(Some(166.96e9), Some(167.0e9), "bytes"),
+            ("166.96 GB".to_string(), "167.00 GB".to_string())
+        );
+        // Equal values print alike; a usual pair keeps the usual decimals.
+        assert_eq!(
+            human_pair(Some(14.0), Some(14.0), "count"),
+            ("14".to_string(), "14".to_string())
+        );
+        assert_eq!(
+            human_pair(Some(3600.0), Some(36_000.0), "seconds"),
+            ("1.00 h".to_string(), "10.0 h".to_string())
+        );
+    }
+}
