@@ -3,8 +3,10 @@
 
 pub mod api_cmd;
 pub mod args;
+#[cfg(feature = "sandbox")]
 pub mod bench_cmd;
 pub mod daemon_cmd;
+#[cfg(feature = "sandbox")]
 pub mod demo_cmd;
 pub mod logging;
 pub mod query_cmd;
@@ -34,6 +36,7 @@ pub enum Exit {
 pub async fn run(cli: Cli) -> Result<Exit> {
     let settings = Settings::from_cli(&cli)?;
     match cli.command {
+        #[cfg(feature = "sandbox")]
         Command::Sandbox(args) => sandbox_cmd::run(args).await,
         Command::Sync(args) => sync_cmd::run(&settings, &args).await,
         Command::Status(args) => status_cmd::run(&settings, &args),
@@ -47,7 +50,9 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             tokio::task::spawn_blocking(move || report_cmd::run(&settings, &args)).await?
         }
         Command::Daemon(args) => daemon_cmd::run(&settings, &args).await,
+        #[cfg(feature = "sandbox")]
         Command::Demo(args) => demo_cmd::run(&settings, &args).await,
+        #[cfg(feature = "sandbox")]
         Command::Bench(args) => bench_cmd::run(&args).await,
     }
 }

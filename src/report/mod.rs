@@ -15,7 +15,6 @@ pub mod cols;
 pub mod dates;
 pub mod error;
 pub mod export;
-pub mod fixture;
 pub mod frame;
 pub mod html;
 pub mod redact;

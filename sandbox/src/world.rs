@@ -160,6 +160,18 @@ pub struct User {
     /// Set when the user was deleted (time travel); the user then disappears.
     pub deleted: Option<Time>,
     pub metrics: Metrics,
+    /// How this user's answers depart from the usual (the hard cases).
+    pub quirks: UserQuirks,
+}
+
+/// Ways a user's answers depart from the usual, for the hard cases (sandbox README).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserQuirks {
+    /// Daily-metrics dates are written at local midnight with a `+02:00` offset
+    /// (`2025-04-09T00:00:00.000+02:00`, the instant 22:00 UTC the day before).
+    pub metrics_at_plus_two: bool,
+    /// No daily-metrics records after this instant (a user who stopped being active).
+    pub metrics_end: Option<Time>,
 }
 
 /// Daily metrics of a user.
@@ -269,14 +281,41 @@ pub struct Project {
     pub dsp_job_notification_uids: Vec<i64>,
     pub model_testing_job_notification_uids: Vec<i64>,
     pub export_job_notification_uids: Vec<i64>,
+    /// How this project's answers depart from the usual (the hard cases).
+    pub quirks: ProjectQuirks,
 }
+
+/// Ways a project's answers depart from the usual, for the hard cases (sandbox README).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectQuirks {
+    /// Operation 6 answers HTTP 200 with `{"success": false, "error": ...}`.
+    pub info_fails: bool,
+    /// Operation 6 answers 404 (a soft-deleted project the platform no longer serves).
+    pub info_gone: bool,
+    /// `ownerOrganizationId` is null, as the platform shows developer-profile projects
+    /// (`developerProfileUserId` names the profile's user).
+    pub owner_organization_null: bool,
+    /// `id` is written as a whole float (`299904.0`) in every project record.
+    pub id_as_float: bool,
+    /// Operation 6 carries fields the spec does not name (`anomalyLabelsConfig`).
+    pub unnamed_fields: bool,
+}
+
+/// The platform's `inferenceInfo.modelType` values.
+pub const MODEL_TYPES: [&str; 3] = [
+    "classification",
+    "objectDetection",
+    "constrainedObjectDetection",
+];
 
 #[derive(Debug, Clone, Default)]
 pub struct Device {
     pub id: i64,
     pub device_id: String,
     pub created: Time,
-    pub last_seen: Option<Time>,
+    /// Never absent on the platform: a device never heard from since it was
+    /// registered was last seen when it was created.
+    pub last_seen: Time,
     pub name: String,
     pub device_type: String,
     pub sensors: Vec<Sensor>,
@@ -284,15 +323,17 @@ pub struct Device {
     pub supports_snapshot_streaming: bool,
     pub remote_mgmt_mode: String,
     pub remote_mgmt_host: Option<String>,
-    /// `None`: nothing deployed (inferenceInfo is null).
+    /// `None`: nothing deployed (no `inferenceInfo`).
     pub deployed_version: Option<i64>,
+    /// One of [`MODEL_TYPES`].
     pub model_type: String,
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct Sensor {
     pub name: String,
-    pub max_sample_length_s: f64,
+    /// Whole seconds (an integer in the platform's schema).
+    pub max_sample_length_s: i64,
     pub frequencies: Vec<f64>,
 }
 
@@ -688,6 +729,23 @@ impl World {
     }
 
     /// `/sandbox/remove-project`: returns false when no such (visible) project exists.
+    /// The user leaves now (as a deleted user does in time travel): gone from every
+    /// read, with their memberships, trials and summaries.
+    pub fn remove_user(&mut self, id: i64) -> bool {
+        let now = self.now;
+        match self
+            .users
+            .iter_mut()
+            .find(|u| u.id == id && u.deleted.is_none())
+        {
+            Some(u) => {
+                u.deleted = Some(now);
+                true
+            }
+            None => false,
+        }
+    }
+
     pub fn remove_project(&mut self, id: i64) -> bool {
         match self.projects.iter_mut().find(|p| p.id == id && !p.removed) {
             Some(p) => {
@@ -938,7 +996,7 @@ pub fn project_active(p: &Project, now: Time) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::Profile;
+    use crate::Profile;
     use chrono::NaiveDate;
 
     fn date() -> chrono::NaiveDate {
