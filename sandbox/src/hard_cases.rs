@@ -7,7 +7,9 @@
 //! 19_901, projects from 299_901, trial 401), so every profile and seed has them at the
 //! same ids, and the names start with "Hard case". They are built from their own
 //! random stream after the world is generated: the generated entities are the same
-//! with or without them. `sandbox/README.md` lists each case and how to find it.
+//! with or without them. Time travel leaves them out of its random arrivals and
+//! departures (an organization without projects keeps none), while their clock-driven
+//! parts (trial expiry, compute growth) move as anywhere else. `sandbox/README.md` lists each case and how to find it.
 
 use chrono::Duration;
 

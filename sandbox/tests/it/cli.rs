@@ -30,7 +30,9 @@ fn binary_prints_the_connection_line_first_and_serves() {
         .build()
         .expect("runtime");
     let health = runtime.block_on(async {
-        reqwest::get(format!("{url}/sandbox/health"))
+        crate::common::http()
+            .get(format!("{url}/sandbox/health"))
+            .send()
             .await
             .map(|r| r.status().as_u16())
     });

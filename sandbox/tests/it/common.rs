@@ -31,6 +31,13 @@ pub struct Reply {
     pub json: Value,
 }
 
+/// An HTTP client. In a workspace build reqwest has the product's TLS features, which
+/// need a crypto provider installed before a client is built.
+pub fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// A client holding the white label JWT of a sandbox.
 pub struct Api {
     http: reqwest::Client,
@@ -41,7 +48,7 @@ pub struct Api {
 impl Api {
     pub fn new(sb: &SandboxHandle) -> Self {
         Self {
-            http: reqwest::Client::new(),
+            http: http(),
             url: sb.info.url.clone(),
             jwt: sb.info.jwt.clone(),
         }

@@ -196,7 +196,7 @@ async fn storage_sits_at_the_status_thresholds() {
 async fn huge_limits_are_sent_as_exact_integers() {
     let (sb, api) = world(HardCases::Default).await;
     let url = format!("{}/v1/api/organizations/{}", sb.info.url, org::HUGE_LIMITS);
-    let text = reqwest::Client::new()
+    let text = crate::common::http()
         .get(url)
         .header("x-jwt-token", &sb.info.jwt)
         .send()
@@ -301,5 +301,28 @@ async fn an_id_is_sent_as_a_whole_float_and_unnamed_fields_come_along() {
 async fn no_hard_cases_means_none_of_their_ids() {
     let (sb, api) = world(HardCases::None).await;
     assert_eq!(org_info(&api, org::NO_PROJECTS).await.status, 404);
+    sb.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hard_cases_keep_their_shape_through_a_year_of_time_travel() {
+    let sb = sandbox(Profile::Small, HardCases::Default, "").await;
+    let api = Api::new(&sb);
+    assert_eq!(api.post("/sandbox/advance?days=365").await.status, 200);
+    let r = org_info(&api, org::NO_PROJECTS).await;
+    assert_eq!(r.json["organization"]["projects"], Value::Array(Vec::new()));
+    let members = r.json["organization"]["users"].as_array().expect("users");
+    assert_eq!(
+        ids(&r.json["organization"]["users"]),
+        vec![user::MEMBER as f64]
+    );
+    assert_eq!(members.len(), 1, "no newcomers join a hard case");
+    for id in [project::DEV_TWIN_A, project::ODD_FIELDS] {
+        let p = api.get(&format!("/v1/api/{id}")).await;
+        assert!(
+            p.json["project"]["deletedDate"].is_null(),
+            "{id} is not deleted"
+        );
+    }
     sb.shutdown().await;
 }

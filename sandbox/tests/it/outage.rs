@@ -61,7 +61,7 @@ async fn admin_route_starts_and_ends_an_outage_now() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn outage_route_needs_the_white_label_jwt() {
     let sb = sandbox(Profile::Tiny, HardCases::None, "").await;
-    let r = reqwest::Client::new()
+    let r = crate::common::http()
         .post(format!("{}/sandbox/outage?seconds=60", sb.info.url))
         .send()
         .await
