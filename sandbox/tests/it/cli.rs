@@ -1,17 +1,29 @@
 //! The standalone binary prints the connection JSON first and serves until a signal.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+
+/// The server process, killed when the test ends (also when it fails).
+struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
 
 #[test]
 fn binary_prints_the_connection_line_first_and_serves() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_orgledger-sandbox"))
-        .args(["--profile", "tiny", "--start-date", "2025-04-10"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("binary starts");
-    let stdout = child.stdout.take().expect("stdout");
+    let mut child = Served(
+        Command::new(env!("CARGO_BIN_EXE_orgledger-sandbox"))
+            .args(["--profile", "tiny", "--start-date", "2025-04-10"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("binary starts"),
+    );
+    let stdout = child.0.stdout.take().expect("stdout");
     let mut line = String::new();
     BufReader::new(stdout)
         .read_line(&mut line)
@@ -36,8 +48,7 @@ fn binary_prints_the_connection_line_first_and_serves() {
             .await
             .map(|r| r.status().as_u16())
     });
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
     assert_eq!(health.ok(), Some(200));
 }
 
