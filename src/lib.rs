@@ -4,8 +4,9 @@
 //! Data flows one way: [`api`] fetches typed documents, [`sync`] decides what to fetch
 //! and hands the documents to [`mirror`], which keeps current state plus history in
 //! SQLite; [`report`] reads the mirror (never the network) and writes CSV/JSON/HTML.
-//! [`sandbox`] is a real HTTP implementation of the API over a generated world, used by
-//! the demo, the tests and the benchmarks. See `docs/architecture.md` for the map.
+//! [`sandbox`] (the `orgledger-sandbox` crate, behind the default `sandbox` feature) is a
+//! real HTTP implementation of the API over a generated world, used by the demo, the
+//! tests and the benchmarks. See `docs/architecture.md` for the map.
 
 #![deny(unsafe_code)]
 
@@ -14,7 +15,8 @@ pub mod cli;
 pub mod config;
 pub mod mirror;
 pub mod report;
-pub mod sandbox;
+#[cfg(any(feature = "sandbox", test))]
+pub use orgledger_sandbox as sandbox;
 pub mod schedule;
 pub mod shutdown;
 pub mod sync;

@@ -2,7 +2,6 @@
 //! command; `main.rs` only parses and dispatches.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// Keep an offline SQLite mirror of the organization/project information service and
@@ -50,6 +49,7 @@ pub enum LogFormat {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    #[cfg(feature = "sandbox")]
     /// Serve the built-in sandbox API over a generated world (prints its URL and
     /// credentials as one JSON line, then serves until Ctrl-C).
     Sandbox(SandboxArgs),
@@ -67,8 +67,10 @@ pub enum Command {
     Api(ApiArgs),
     /// Manage projects through the API.
     Project(ProjectArgs),
+    #[cfg(feature = "sandbox")]
     /// Start the sandbox, simulate days of syncs, and write every report.
     Demo(DemoArgs),
+    #[cfg(feature = "sandbox")]
     /// Measure sync and report speed against the sandbox.
     Bench(BenchArgs),
 }
@@ -100,24 +102,13 @@ pub struct ConnArgs {
     pub timeout: Option<u64>,
 }
 
-/// `sandbox` options.
+/// `sandbox` options: the standalone `orgledger-sandbox`'s own flags, plus the
+/// env file the by-hand tour waits for.
+#[cfg(feature = "sandbox")]
 #[derive(Debug, Args)]
 pub struct SandboxArgs {
-    /// Address to listen on (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:0")]
-    pub addr: SocketAddr,
-    /// Size of the generated world.
-    #[arg(long, value_enum, default_value_t = crate::sandbox::Profile::Small)]
-    pub profile: crate::sandbox::Profile,
-    /// Seed of the world (same seed, same world).
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
-    /// World clock start date, YYYY-MM-DD [default: today, UTC].
-    #[arg(long, value_name = "DATE")]
-    pub start_date: Option<chrono::NaiveDate>,
-    /// Injected faults, e.g. "5xx=0.1,429=0.05,slow=0.02,malformed=0.02,truncated=0.02,envelope=0.01".
-    #[arg(long, value_name = "SPEC")]
-    pub faults: Option<String>,
+    #[command(flatten)]
+    pub serve: crate::sandbox::ServeArgs,
     /// Also write the connection as shell lines (`export ORGLEDGER_BASE_URL=...`,
     /// `ORGLEDGER_JWT`, `SANDBOX_WHITELABEL_ORG`) to FILE, mode 600, complete before
     /// the sandbox serves: `. FILE` in another shell.
@@ -344,6 +335,7 @@ pub enum Visibility {
     Private,
 }
 
+#[cfg(feature = "sandbox")]
 /// `demo` options.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
@@ -361,6 +353,7 @@ pub struct DemoArgs {
     pub seed: u64,
 }
 
+#[cfg(feature = "sandbox")]
 /// `bench` options.
 #[derive(Debug, Args)]
 pub struct BenchArgs {

@@ -54,7 +54,7 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         seed: args.seed,
         start_date: Some(start_date),
         faults: FaultSpec::default(),
-        world: None,
+        ..SandboxOptions::default()
     })
     .await
     .context("cannot start the sandbox")?;

@@ -3,12 +3,15 @@
 
 pub mod api_cmd;
 pub mod args;
+#[cfg(feature = "sandbox")]
 pub mod bench_cmd;
 pub mod daemon_cmd;
+#[cfg(feature = "sandbox")]
 pub mod demo_cmd;
 pub mod logging;
 pub mod query_cmd;
 pub mod report_cmd;
+#[cfg(feature = "sandbox")]
 pub mod sandbox_cmd;
 pub mod settings;
 pub mod status_cmd;
@@ -66,6 +69,7 @@ impl Exit {
 pub async fn run(cli: Cli) -> Result<Exit> {
     let settings = Settings::from_cli(&cli)?;
     match cli.command {
+        #[cfg(feature = "sandbox")]
         Command::Sandbox(args) => sandbox_cmd::run(args).await,
         Command::Sync(args) => sync_cmd::run(&settings, &args).await,
         Command::Status(args) => status_cmd::run(&settings, &args),
@@ -79,7 +83,9 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             tokio::task::spawn_blocking(move || report_cmd::run(&settings, &args)).await?
         }
         Command::Daemon(args) => daemon_cmd::run(&settings, &args).await,
+        #[cfg(feature = "sandbox")]
         Command::Demo(args) => demo_cmd::run(&settings, &args).await,
+        #[cfg(feature = "sandbox")]
         Command::Bench(args) => bench_cmd::run(&args).await,
     }
 }

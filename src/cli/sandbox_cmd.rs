@@ -2,7 +2,7 @@
 
 use crate::cli::Exit;
 use crate::cli::args::SandboxArgs;
-use crate::sandbox::{self, FaultSpec, SandboxInfo, SandboxOptions};
+use crate::sandbox::{self, SandboxInfo};
 use crate::shutdown::Shutdown;
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -11,21 +11,10 @@ use std::path::Path;
 /// Starts the sandbox, prints its connection JSON as the first stdout line (and
 /// the `--env-file`), serves until a signal.
 pub async fn run(args: SandboxArgs) -> Result<Exit> {
-    let faults: FaultSpec = match &args.faults {
-        Some(spec) => spec.parse().with_context(|| format!("--faults {spec:?}"))?,
-        None => FaultSpec::default(),
-    };
     let mut shutdown = Shutdown::on_signals()?;
-    let handle = sandbox::start(SandboxOptions {
-        addr: args.addr,
-        profile: args.profile,
-        seed: args.seed,
-        start_date: args.start_date,
-        faults,
-        world: None,
-    })
-    .await
-    .with_context(|| format!("cannot start the sandbox on {}", args.addr))?;
+    let handle = sandbox::start(args.serve.options())
+        .await
+        .with_context(|| format!("cannot start the sandbox on {}", args.serve.addr))?;
     if let Some(file) = &args.env_file {
         write_env_file(file, &handle.info)
             .with_context(|| format!("cannot write the --env-file {}", file.display()))?;

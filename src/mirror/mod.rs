@@ -6,7 +6,6 @@
 //! `query`) open it read-only and see it "as of" a date through [`asof`] views.
 
 pub mod asof;
-pub mod digest;
 pub mod error;
 pub mod guard;
 pub mod lock;

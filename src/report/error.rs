@@ -221,14 +221,6 @@ pub enum ReportError {
         /// The reason.
         source: Box<crate::mirror::MirrorError>,
     },
-    /// Filling a benchmark fixture failed.
-    #[error("cannot fill the fixture mirror {path}: {source}")]
-    Fixture {
-        /// The mirror file.
-        path: PathBuf,
-        /// SQLite's reason.
-        source: rusqlite::Error,
-    },
     /// A chart of the HTML page could not be drawn.
     #[error("cannot draw the chart {chart} of the HTML report: {message}")]
     Chart {

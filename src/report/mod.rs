@@ -17,7 +17,6 @@ pub mod coverage;
 pub mod dates;
 pub mod error;
 pub mod export;
-pub mod fixture;
 pub mod frame;
 pub mod html;
 pub mod redact;

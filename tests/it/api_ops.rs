@@ -4,7 +4,7 @@
 use crate::common;
 use orgledger::api::ApiError;
 use orgledger::api::models::{CreateProjectRequest, ProjectVisibility};
-use orgledger::sandbox::Profile;
+use orgledger_sandbox::Profile;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_operation_round_trips() {

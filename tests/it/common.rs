@@ -6,8 +6,10 @@ use orgledger::api::Client;
 use orgledger::api::client::{ClientConfig, Credentials};
 use orgledger::api::pacing::Backoff;
 use orgledger::api::secret::Secret;
-use orgledger::sandbox::{self, FaultSpec, Profile, SandboxHandle, SandboxOptions, World};
 use orgledger::sync::SyncOptions;
+use orgledger_sandbox::{
+    self as sandbox, FaultSpec, Profile, SandboxHandle, SandboxOptions, World,
+};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -30,6 +32,7 @@ pub async fn start(profile: Profile, faults: FaultSpec, world: Option<World>) ->
         start_date: Some(start_date()),
         faults,
         world,
+        ..SandboxOptions::default()
     })
     .await
     .expect("sandbox starts")
@@ -95,4 +98,17 @@ pub fn open(db: &std::path::Path) -> rusqlite::Connection {
 pub fn count(conn: &rusqlite::Connection, sql: &str) -> i64 {
     conn.query_row(sql, [], |r| r.get(0))
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// `Ok` when the page is well-formed XML (the page is written XHTML-compatible:
+/// every element closed in order, attributes quoted, only XML's own entities, one
+/// root); otherwise the parser's message with line and column.
+pub fn well_formed(page: &str) -> Result<(), String> {
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    roxmltree::Document::parse_with_options(page, options)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }

@@ -1,13 +1,13 @@
 //! Issue "daemon": the real binary on a schedule of seconds against the sandbox.
 
 use crate::common;
-use orgledger::sandbox::{FaultSpec, Profile};
+use orgledger_sandbox::{FaultSpec, Profile};
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn daemon(
-    sb: &orgledger::sandbox::SandboxHandle,
+    sb: &orgledger_sandbox::SandboxHandle,
     db: &std::path::Path,
     out: &std::path::Path,
     sync_cron: &str,
@@ -168,13 +168,13 @@ async fn survives_a_dead_server_and_recovers() {
     })
     .await;
     let before = runs(&db, "succeeded");
-    let revived = orgledger::sandbox::start(orgledger::sandbox::SandboxOptions {
+    let revived = orgledger_sandbox::start(orgledger_sandbox::SandboxOptions {
         addr: addr.parse().expect("same address"),
         profile: Profile::Tiny,
         seed: 42,
         start_date: Some(common::start_date()),
         faults: FaultSpec::default(),
-        world: None,
+        ..orgledger_sandbox::SandboxOptions::default()
     })
     .await
     .expect("sandbox back on the same port");

@@ -5,10 +5,10 @@
 //! corrupt, what was committed before stands, and the next sync completes.
 
 use crate::common;
-use orgledger::mirror::digest;
+use crate::digest;
 use orgledger::mirror::runs::RunStatus;
-use orgledger::sandbox::Profile;
 use orgledger::sync;
+use orgledger_sandbox::Profile;
 use std::process::Command;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,10 +2,10 @@
 //! moments of a sync.
 
 use crate::common;
-use orgledger::mirror::digest;
+use crate::digest;
 use orgledger::mirror::runs::RunStatus;
-use orgledger::sandbox::{FaultSpec, Profile};
 use orgledger::sync;
+use orgledger_sandbox::{FaultSpec, Profile};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

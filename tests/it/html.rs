@@ -4,8 +4,8 @@
 
 use crate::common;
 use orgledger::report::{self, Format, ReportOptions, ReportOutcome};
-use orgledger::sandbox::Profile;
 use orgledger::sync;
+use orgledger_sandbox::Profile;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -89,7 +89,7 @@ async fn html_page_is_well_formed_self_contained_and_accessible() {
     let outcome = build(&db, &dir.path().join("out"), false);
     let html = page(&outcome);
 
-    if let Err(e) = report::html::well_formed(&html) {
+    if let Err(e) = common::well_formed(&html) {
         panic!("index.html is not well-formed: {e}");
     }
     // Nothing from elsewhere: no scripts, stylesheets, fonts, images or CDNs; links
@@ -222,7 +222,7 @@ async fn html_page_keeps_personal_data_out_when_redacting() {
     let plain = build(&db, &dir.path().join("plain"), false);
     let redacted = build(&db, &dir.path().join("redacted"), true);
     let html = page(&redacted);
-    assert!(report::html::well_formed(&html).is_ok());
+    assert!(common::well_formed(&html).is_ok());
     let mut people: Vec<String> = Vec::new();
     for row in csv_rows(&plain.dir.join("trials.csv")) {
         people.extend(["user_name", "user_email"].map(|c| row[c].clone()));

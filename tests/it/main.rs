@@ -3,6 +3,7 @@
 //! One test binary (modules below) so the release build links once.
 
 mod common;
+mod digest;
 
 mod api_ops;
 mod bad_input;

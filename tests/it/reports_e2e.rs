@@ -4,8 +4,8 @@
 
 use crate::common;
 use orgledger::report::{self, Format, ReportOptions, Thresholds};
-use orgledger::sandbox::Profile;
 use orgledger::sync;
+use orgledger_sandbox::Profile;
 use serde_json::Value;
 use std::collections::HashMap;
 

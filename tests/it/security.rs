@@ -4,8 +4,8 @@
 //! write; `--redact-pii` leaves no e-mail address in any report file.
 
 use crate::common;
-use orgledger::mirror::digest;
-use orgledger::sandbox::{Profile, SandboxHandle};
+use crate::digest;
+use orgledger_sandbox::{Profile, SandboxHandle};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

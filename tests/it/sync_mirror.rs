@@ -4,8 +4,8 @@
 use crate::common;
 use orgledger::mirror::runs::RunStatus;
 use orgledger::mirror::{self, schema};
-use orgledger::sandbox::Profile;
 use orgledger::sync;
+use orgledger_sandbox::Profile;
 use std::collections::HashSet;
 
 /// What the API serves, counted through the client.
@@ -18,7 +18,7 @@ struct Served {
     active_projects: usize,
 }
 
-async fn served(sb: &orgledger::sandbox::SandboxHandle) -> Served {
+async fn served(sb: &orgledger_sandbox::SandboxHandle) -> Served {
     let c = common::admin(sb);
     let wl = sb.info.whitelabel_organization_id;
     let orgs = c

@@ -5,11 +5,8 @@
 //! pseudonymized when `redact_pii`), after the report files are written.
 
 mod charts;
-mod check;
 mod data;
 mod page;
-
-pub use check::well_formed;
 
 use crate::report::attention::Attention;
 use crate::report::export::write_bytes;

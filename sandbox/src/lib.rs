@@ -1,4 +1,4 @@
-//! The built-in sandbox: a real HTTP server (axum) that implements the eight operations
+//! `orgledger-sandbox`: a real HTTP server (axum) that implements the eight operations
 //! of the API over a deterministic generated world.
 //!
 //! It is a server on a socket rather than a mock inside the client on purpose: the
@@ -15,15 +15,20 @@
 //! `POST /sandbox/override?path=..&status=200&content_type=..` (the request body, up to
 //! 64 MB, is served byte for byte for that exact path from then on: the bad-response
 //! corpus uses it), `DELETE /sandbox/override?path=..`,
-//! `POST /sandbox/remove-project?id=N`, `GET /sandbox/health` (open).
+//! `POST /sandbox/remove-project?id=N`, `POST /sandbox/remove-user?id=N`,
+//! `POST /sandbox/outage?seconds=N` (every API request answered 503 for N seconds),
+//! `DELETE /sandbox/outage`, `GET /sandbox/health` (open).
 //!
 //! Map: [`world`] (data, indices, time travel), [`generate`] (the generator),
-//! `metrics` (daily metrics computed on the fly), [`auth`] (credentials and scopes),
-//! `render` (JSON), `routes` (HTTP), [`faults`] (fault injection), [`rng`] (SplitMix64).
+//! [`hard_cases`] (named entities a naive client gets wrong), `metrics` (daily metrics
+//! computed on the fly), [`auth`] (credentials and scopes), `render` (JSON), `routes`
+//! (HTTP), [`faults`] (fault injection, outages, rate limit), [`rng`] (SplitMix64).
+//! `sandbox/README.md` is the user's guide.
 
 pub mod auth;
 pub mod faults;
 pub mod generate;
+pub mod hard_cases;
 mod metrics;
 mod render;
 pub mod rng;
@@ -42,7 +47,47 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use faults::{FaultSpec, FaultSpecError};
+pub use hard_cases::HardCases;
 pub use world::World;
+
+/// The command-line options of a standalone sandbox (`orgledger-sandbox`, and
+/// `orgledger sandbox`, which takes the same flags).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub addr: SocketAddr,
+    /// Size of the generated world.
+    #[arg(long, value_enum, default_value_t = Profile::Small)]
+    pub profile: Profile,
+    /// Seed of the world (same seed, same world).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// World clock start date, YYYY-MM-DD [default: today, UTC].
+    #[arg(long, value_name = "DATE")]
+    pub start_date: Option<NaiveDate>,
+    /// Injected faults, e.g. "5xx=0.1,429=0.05,slow=0.02,malformed=0.02,truncated=0.02,envelope=0.01".
+    #[arg(long, value_name = "SPEC")]
+    pub faults: Option<FaultSpec>,
+    /// Which hard cases the world carries (see the sandbox README).
+    #[arg(long, value_enum, default_value_t = HardCases::Default)]
+    pub hard_cases: HardCases,
+}
+
+impl ServeArgs {
+    /// The options these flags ask for (a generated world).
+    pub fn options(&self) -> SandboxOptions {
+        SandboxOptions {
+            addr: self.addr,
+            profile: self.profile,
+            seed: self.seed,
+            start_date: self.start_date,
+            faults: self.faults.unwrap_or_default(),
+            hard_cases: self.hard_cases,
+            world: None,
+        }
+    }
+}
 
 /// Size of the generated world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -66,8 +111,11 @@ pub struct SandboxOptions {
     /// Day the world clock starts (at 12:00:00 UTC); `None` = today (UTC).
     pub start_date: Option<NaiveDate>,
     pub faults: FaultSpec,
-    /// A hand-made world to serve instead of a generated one (`profile`, `seed` and
-    /// `start_date` are then ignored; the world's own `seed` and `now` apply).
+    /// The hard cases added to a generated world (none to a hand-made one).
+    pub hard_cases: HardCases,
+    /// A hand-made world to serve instead of a generated one (`profile`, `seed`,
+    /// `start_date` and `hard_cases` are then ignored; the world's own `seed` and `now`
+    /// apply).
     pub world: Option<World>,
 }
 
@@ -79,6 +127,7 @@ impl Default for SandboxOptions {
             seed: 1,
             start_date: None,
             faults: FaultSpec::default(),
+            hard_cases: HardCases::default(),
             world: None,
         }
     }
@@ -157,7 +206,11 @@ fn info_of(world: &World, url: String) -> Result<SandboxInfo, SandboxError> {
             .organization(org_id)
             .is_some_and(|o| o.whitelabel_id.is_none_or(|id| id == wl.id))
     };
-    let active = |p: &&world::Project| world::project_active(p, world.now) && !p.api_key.is_empty();
+    let active = |p: &&world::Project| {
+        world::project_active(p, world.now)
+            && !p.api_key.is_empty()
+            && p.quirks == world::ProjectQuirks::default()
+    };
     // Prefer a project of a regular organization with devices: the richest operation 6.
     let project = world
         .projects
@@ -192,7 +245,9 @@ pub async fn start(opts: SandboxOptions) -> Result<SandboxHandle, SandboxError> 
             let date = opts
                 .start_date
                 .unwrap_or_else(|| chrono::Utc::now().date_naive());
-            generate::generate(opts.profile, opts.seed, date)
+            let mut world = generate::generate(opts.profile, opts.seed, date);
+            hard_cases::add(&mut world, opts.hard_cases);
+            world
         }
     };
     let listener = tokio::net::TcpListener::bind(opts.addr)

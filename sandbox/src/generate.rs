@@ -1026,6 +1026,7 @@ pub(crate) fn new_user(r: &mut SplitMix64, id: i64, now: Time) -> User {
         metrics: Metrics::Generated {
             since: day_start(day_of(now)),
         },
+        quirks: UserQuirks::default(),
         username,
     }
 }
@@ -1093,7 +1094,10 @@ pub(crate) fn new_project(
         },
         category: r.pick(CATEGORIES).to_string(),
         license: if is_public || r.chance(0.5) {
-            Some(r.pick(&["Apache-2.0", "MIT", "BSD-3-Clause"]).to_string())
+            Some(
+                r.pick(&["Apache-2.0", "BSD-3-Clause-Clear", "BSD-3-Clause"])
+                    .to_string(),
+            )
         } else {
             None
         },
@@ -1123,6 +1127,7 @@ pub(crate) fn new_project(
         dsp_job_notification_uids: Vec::new(),
         model_testing_job_notification_uids: Vec::new(),
         export_job_notification_uids: Vec::new(),
+        quirks: ProjectQuirks::default(),
     }
 }
 
@@ -1239,10 +1244,10 @@ fn make_device(r: &mut SplitMix64, id: i64, p: &Project, now: Time) -> Device {
     let (name, device_type) = TYPES[r.index(TYPES.len())];
     let mut sensors = Vec::new();
     for (sname, len, freqs) in [
-        ("Accelerometer", 300.0, &[62.5, 100.0][..]),
-        ("Microphone", 60.0, &[16000.0][..]),
-        ("Camera (320x240)", 0.0, &[][..]),
-        ("Environmental", 3600.0, &[1.0, 10.0][..]),
+        ("Accelerometer", 300, &[62.5, 100.0][..]),
+        ("Microphone", 60, &[16000.0][..]),
+        ("Camera (320x240)", 0, &[][..]),
+        ("Environmental", 3600, &[1.0, 10.0][..]),
     ] {
         if r.chance(0.45) || sensors.is_empty() && sname == "Environmental" {
             sensors.push(Sensor {
@@ -1268,11 +1273,11 @@ fn make_device(r: &mut SplitMix64, id: i64, p: &Project, now: Time) -> Device {
         ),
         created,
         last_seen: if connected {
-            Some(now - Duration::minutes(r.range(0, 30)))
+            now - Duration::minutes(r.range(0, 30))
         } else if r.chance(0.1) {
-            None
+            created
         } else {
-            Some((now - days(r.range(1, 200))).max(created))
+            (now - days(r.range(1, 200))).max(created)
         },
         name: name.to_string(),
         device_type: device_type.to_string(),
@@ -1287,12 +1292,14 @@ fn make_device(r: &mut SplitMix64, id: i64, p: &Project, now: Time) -> Device {
         .to_string(),
         remote_mgmt_host: connected.then(|| "remote-mgmt.sandbox.example".to_string()),
         deployed_version: r.chance(0.6).then(|| r.range(1, 12)),
+        // Four choices for three values: the same draws as ever, so the rest of the
+        // world is unchanged.
         model_type: r
             .pick(&[
-                "classification",
-                "object_detection",
-                "anomaly_detection",
-                "regression",
+                MODEL_TYPES[0],
+                MODEL_TYPES[1],
+                MODEL_TYPES[2],
+                MODEL_TYPES[0],
             ])
             .to_string(),
     }

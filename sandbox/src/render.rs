@@ -187,7 +187,7 @@ struct MemberR<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ProjectR<'a, C: Serialize> {
-    id: i64,
+    id: IdR,
     name: &'a str,
     description: &'a str,
     created: Iso,
@@ -209,7 +209,7 @@ struct ProjectR<'a, C: Serialize> {
     last_modification_details: Option<&'a str>,
     logo: Option<&'a str>,
     owner_user_id: Option<i64>,
-    owner_organization_id: i64,
+    owner_organization_id: Option<i64>,
     owner_avatar: Option<&'a str>,
     developer_profile_user_id: Option<i64>,
     data_explorer_screenshot: Option<&'a str>,
@@ -220,6 +220,22 @@ struct ProjectR<'a, C: Serialize> {
     deleted_date: Option<Iso>,
     full_deletion_date: Option<Iso>,
     scheduled_full_deletion_date: Option<Iso>,
+}
+
+/// An id, written as an integer or (a hard case) as a whole float such as `3.0`.
+struct IdR {
+    id: i64,
+    as_float: bool,
+}
+
+impl Serialize for IdR {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.as_float {
+            s.serialize_f64(self.id as f64)
+        } else {
+            s.serialize_i64(self.id)
+        }
+    }
 }
 
 fn wl_name(ws: &WorldState, wl_id: Option<i64>) -> Option<&str> {
@@ -250,7 +266,10 @@ fn project_r<'a>(ws: &'a WorldState, p: &'a Project) -> ProjectR<'a, impl Serial
     });
     let wl = org.and_then(|o| o.whitelabel_id);
     ProjectR {
-        id: p.id,
+        id: IdR {
+            id: p.id,
+            as_float: p.quirks.id_as_float,
+        },
         name: &p.name,
         description: &p.description,
         created: Iso::of(&p.created),
@@ -272,7 +291,8 @@ fn project_r<'a>(ws: &'a WorldState, p: &'a Project) -> ProjectR<'a, impl Serial
         last_modification_details: p.last_modification_details.as_deref(),
         logo: p.logo.as_deref(),
         owner_user_id: p.owner_user_id,
-        owner_organization_id: p.owner_organization_id,
+        owner_organization_id: (!p.quirks.owner_organization_null)
+            .then_some(p.owner_organization_id),
         owner_avatar: avatar,
         developer_profile_user_id: if dev { p.owner_user_id } else { None },
         data_explorer_screenshot: p.data_explorer_screenshot.as_deref(),
@@ -349,7 +369,7 @@ fn org_r<'a>(ws: &'a WorldState, o: &'a Organization) -> impl Serialize + 'a {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct LimitsR {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -662,7 +682,8 @@ struct OrgSummaryR<'a> {
     trial_id: Option<i64>,
     trial_expired_date: Option<Iso>,
     trial_upgraded_date: Option<Iso>,
-    entitlement_limits: Option<LimitsR>,
+    /// Always an object on the platform (empty when no limit is set), never null.
+    entitlement_limits: LimitsR,
     user_count: i64,
     admin_count: i64,
     private_project_count: i64,
@@ -723,7 +744,10 @@ pub fn whitelabel_user(ws: &WorldState, u: &User) -> Vec<u8> {
             trial_id: o.trial_id,
             trial_expired_date: trial.and_then(|t| iso(&t.expired_date)),
             trial_upgraded_date: trial.and_then(|t| iso(&t.upgraded_date)),
-            entitlement_limits: o.entitlement_limits.as_ref().map(limits_r),
+            entitlement_limits: o
+                .entitlement_limits
+                .as_ref()
+                .map_or_else(LimitsR::default, limits_r),
             user_count: visible.len() as i64,
             admin_count: visible.iter().filter(|m| m.role == "admin").count() as i64,
             private_project_count: projects
@@ -792,10 +816,33 @@ pub fn whitelabel_user(ws: &WorldState, u: &User) -> Vec<u8> {
     if body.ends_with(b"}}") {
         body.truncate(body.len() - 2);
         body.extend_from_slice(b",\"dailyMetrics\":");
+        let start = body.len();
         metrics::series(ws, u).write_json(&mut body);
+        if u.quirks.metrics_at_plus_two {
+            at_plus_two(&mut body, start);
+        }
         body.extend_from_slice(b"}}");
     }
     body
+}
+
+/// Rewrites the daily-metrics dates written from `start` on (midnight UTC) as the same
+/// calendar day's midnight at `+02:00`.
+fn at_plus_two(body: &mut Vec<u8>, start: usize) {
+    const UTC: &[u8] = b"T00:00:00.000Z\",\"totalUsers\"";
+    const PLUS_TWO: &[u8] = b"T00:00:00.000+02:00\",\"totalUsers\"";
+    let tail = body.split_off(start);
+    let mut rest = &tail[..];
+    while let Some(i) = memfind(rest, UTC) {
+        body.extend_from_slice(&rest[..i]);
+        body.extend_from_slice(PLUS_TWO);
+        rest = &rest[i + UTC.len()..];
+    }
+    body.extend_from_slice(rest);
+}
+
+fn memfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 // ---------------------------------------------------------------------------------
@@ -819,7 +866,7 @@ struct ImpulseR {
 #[serde(rename_all = "camelCase")]
 struct SensorR<'a> {
     name: &'a str,
-    max_sample_length_s: f64,
+    max_sample_length_s: i64,
     frequencies: &'a [f64],
 }
 
@@ -839,7 +886,7 @@ struct DeviceR<'a> {
     id: i64,
     device_id: &'a str,
     created: Iso,
-    last_seen: Option<Iso>,
+    last_seen: Iso,
     name: &'a str,
     device_type: &'a str,
     sensors: Vec<SensorR<'a>>,
@@ -847,8 +894,9 @@ struct DeviceR<'a> {
     remote_mgmt_connected: bool,
     supports_snapshot_streaming: bool,
     remote_mgmt_mode: &'a str,
-    #[serde(rename = "remote_mgmt_host")]
+    #[serde(rename = "remote_mgmt_host", skip_serializing_if = "Option::is_none")]
     remote_mgmt_host: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     inference_info: Option<InferenceInfoR<'a>>,
 }
 
@@ -980,7 +1028,9 @@ struct UrlsR {
 struct WizardR<'a> {
     show_wizard: bool,
     step: i64,
-    tutorial: &'static str,
+    /// `kws` or `cv` (the platform's whole set); left out otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tutorial: Option<&'static str>,
     classes: &'a [String],
 }
 
@@ -1177,6 +1227,16 @@ struct ProjectInfoR<'a, P: Serialize> {
     default_impulse_id: Option<i64>,
     last_shown_model_engine: &'static str,
     versioning_storage_size_mib: i64,
+    /// In the platform's schema, not in the spec (a hard case: fields nobody named).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    anomaly_labels_config: Option<AnomalyLabelsR>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AnomalyLabelsR {
+    anomaly_labels: [&'static str; 1],
+    no_anomaly_labels: [&'static str; 1],
 }
 
 /// Library name the platform generates for a project (`<slug>_inferencing`).
@@ -1214,7 +1274,7 @@ pub fn project_info(ws: &WorldState, p: &Project, impulse: Option<i64>) -> Vec<u
             id: d.id,
             device_id: &d.device_id,
             created: Iso::of(&d.created),
-            last_seen: iso(&d.last_seen),
+            last_seen: Iso::of(&d.last_seen),
             name: &d.name,
             device_type: &d.device_type,
             sensors: d
@@ -1339,8 +1399,13 @@ pub fn project_info(ws: &WorldState, p: &Project, impulse: Option<i64>) -> Vec<u
         show_getting_started_wizard: WizardR {
             show_wizard: t.data_count == 0,
             step: if t.data_count == 0 { 1 } else { 3 },
-            tutorial: if p.category == "Audio" { "kws" } else { "none" },
-            classes: labels,
+            tutorial: match p.category.as_str() {
+                "Audio" | "Keyword spotting" => Some("kws"),
+                "Images" | "Object detection" => Some("cv"),
+                _ => None,
+            },
+            // The platform's wizard names at most two classes.
+            classes: &labels[..labels.len().min(2)],
         },
         performance: ProjectPerfR {
             gpu: p.is_enterprise,
@@ -1372,6 +1437,10 @@ pub fn project_info(ws: &WorldState, p: &Project, impulse: Option<i64>) -> Vec<u
         last_shown_model_engine: ["tflite-eon", "tflite-eon-ram-optimized", "tflite"]
             [(h >> 12) as usize % 3],
         versioning_storage_size_mib: (t.data_count + s.data_count) / 20,
+        anomaly_labels_config: p.quirks.unnamed_fields.then_some(AnomalyLabelsR {
+            anomaly_labels: ["anomaly"],
+            no_anomaly_labels: ["no anomaly"],
+        }),
     };
     to_json(&body)
 }

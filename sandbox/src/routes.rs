@@ -144,6 +144,8 @@ pub(crate) fn router(state: Shared) -> Router {
                 .layer(DefaultBodyLimit::max(MAX_OVERRIDE_BYTES)),
         )
         .route("/sandbox/remove-project", post(remove_project))
+        .route("/sandbox/remove-user", post(remove_user))
+        .route("/sandbox/outage", post(start_outage).delete(end_outage))
         .route("/sandbox/health", get(health))
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
@@ -314,7 +316,13 @@ async fn project_info(
     auth::authorize(&ws, cred, Op::ProjectInfo { project })?;
     let p = ws
         .project(project)
+        .filter(|p| !p.quirks.info_gone)
         .ok_or_else(|| ApiError::not_found(format!("project {project} not found")))?;
+    if p.quirks.info_fails {
+        return Ok(ok(render::error_body(&format!(
+            "failed to load the information of project {project}"
+        ))));
+    }
     if let Some(i) = impulse
         && i > p.impulses
     {
@@ -481,6 +489,19 @@ async fn inject_faults(State(s): State<Shared>, req: Request, next: Next) -> Res
     let latency = s.faults.latency();
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
+    }
+    if s.faults.in_outage() {
+        let mut resp = ApiError::new(503, "service unavailable (injected outage)").into_response();
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        return resp;
+    }
+    if !s.faults.admit() {
+        let mut resp =
+            ApiError::new(429, "rate limit exceeded (requests per second)").into_response();
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return resp;
     }
     if let Some(status) = s.failing_status(&path) {
         return ApiError::new(status, "injected failure (/sandbox/fail)").into_response();
@@ -696,6 +717,47 @@ async fn remove_project(State(s): State<Shared>, headers: HeaderMap, query: Quer
     } else {
         Err(ApiError::not_found(format!("project {id} not found")))
     }
+}
+
+/// `POST /sandbox/remove-user?id=N`: the user leaves now (gone from every read).
+async fn remove_user(State(s): State<Shared>, headers: HeaderMap, query: QueryMap) -> Answer {
+    require_jwt(&s, &headers)?;
+    let id = parse_id(&query_param(query, "id")?, "id")?;
+    if s.mutate(|ws| ws.world.remove_user(id)) {
+        Ok(ok(&br#"{"success":true}"#[..]))
+    } else {
+        Err(ApiError::not_found(format!("user {id} not found")))
+    }
+}
+
+/// Longest outage the admin route starts: a day.
+const MAX_OUTAGE_SECONDS: u64 = 86_400;
+
+/// `POST /sandbox/outage?seconds=N`: every `/v1/api` request is answered 503 for the
+/// next N seconds.
+async fn start_outage(State(s): State<Shared>, headers: HeaderMap, query: QueryMap) -> Answer {
+    require_jwt(&s, &headers)?;
+    let raw = query_param(query, "seconds")?;
+    let seconds: u64 = raw
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n| (1..=MAX_OUTAGE_SECONDS).contains(n))
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "seconds must be a whole number from 1 to {MAX_OUTAGE_SECONDS}, not {raw:?}"
+            ))
+        })?;
+    s.faults
+        .start_outage(std::time::Duration::from_secs(seconds));
+    Ok(ok(&br#"{"success":true}"#[..]))
+}
+
+/// `DELETE /sandbox/outage`: ends an outage started through the admin route.
+async fn end_outage(State(s): State<Shared>, headers: HeaderMap) -> Answer {
+    require_jwt(&s, &headers)?;
+    s.faults.start_outage(std::time::Duration::ZERO);
+    Ok(ok(&br#"{"success":true}"#[..]))
 }
 
 /// `GET /sandbox/health`: open to all, so a launcher can wait for readiness.

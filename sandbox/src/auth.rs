@@ -306,8 +306,8 @@ pub fn user_projects(ws: &WorldState, wl: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::Profile;
-    use crate::sandbox::world::generate;
+    use crate::Profile;
+    use crate::world::generate;
     use chrono::NaiveDate;
 
     struct Fixture {
@@ -328,7 +328,7 @@ mod tests {
         let ws = WorldState::new(generate(Profile::Medium, 21, date));
         let wl = &ws.world.white_labels[0];
         let admin_org = wl.admin_organization_id;
-        let in_wl = |o: &&crate::sandbox::world::Organization| ws.org_wl(o.id) == Some(0);
+        let in_wl = |o: &&crate::world::Organization| ws.org_wl(o.id) == Some(0);
         let regular: Vec<_> = ws
             .world
             .organizations

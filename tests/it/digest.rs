@@ -3,8 +3,8 @@
 //! digest hold the same facts; the fault and crash tests compare a mirror built
 //! under faults or kills with one built cleanly.
 
-use crate::mirror::spec::TABLES;
-use crate::mirror::table::content_hash;
+use orgledger::mirror::spec::TABLES;
+use orgledger::mirror::table::content_hash;
 use rusqlite::Connection;
 use rusqlite::types::Value;
 use sha2::{Digest, Sha256};

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Duration, Utc};
 use sha2::{Digest, Sha256};
 
+use super::generate::{FIRST_ORG_ID, FIRST_PROJECT_ID, FIRST_USER_ID};
 use super::rng::{SplitMix64, hash};
 
 pub use super::generate::generate;
@@ -160,6 +161,18 @@ pub struct User {
     /// Set when the user was deleted (time travel); the user then disappears.
     pub deleted: Option<Time>,
     pub metrics: Metrics,
+    /// How this user's answers depart from the usual (the hard cases).
+    pub quirks: UserQuirks,
+}
+
+/// Ways a user's answers depart from the usual, for the hard cases (sandbox README).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserQuirks {
+    /// Daily-metrics dates are written at local midnight with a `+02:00` offset
+    /// (`2025-04-09T00:00:00.000+02:00`, the instant 22:00 UTC the day before).
+    pub metrics_at_plus_two: bool,
+    /// No daily-metrics records after this instant (a user who stopped being active).
+    pub metrics_end: Option<Time>,
 }
 
 /// Daily metrics of a user.
@@ -269,14 +282,41 @@ pub struct Project {
     pub dsp_job_notification_uids: Vec<i64>,
     pub model_testing_job_notification_uids: Vec<i64>,
     pub export_job_notification_uids: Vec<i64>,
+    /// How this project's answers depart from the usual (the hard cases).
+    pub quirks: ProjectQuirks,
 }
+
+/// Ways a project's answers depart from the usual, for the hard cases (sandbox README).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectQuirks {
+    /// Operation 6 answers HTTP 200 with `{"success": false, "error": ...}`.
+    pub info_fails: bool,
+    /// Operation 6 answers 404 (a soft-deleted project the platform no longer serves).
+    pub info_gone: bool,
+    /// `ownerOrganizationId` is null, as the platform shows developer-profile projects
+    /// (`developerProfileUserId` names the profile's user).
+    pub owner_organization_null: bool,
+    /// `id` is written as a whole float (`299904.0`) in every project record.
+    pub id_as_float: bool,
+    /// Operation 6 carries fields the spec does not name (`anomalyLabelsConfig`).
+    pub unnamed_fields: bool,
+}
+
+/// The platform's `inferenceInfo.modelType` values.
+pub const MODEL_TYPES: [&str; 3] = [
+    "classification",
+    "objectDetection",
+    "constrainedObjectDetection",
+];
 
 #[derive(Debug, Clone, Default)]
 pub struct Device {
     pub id: i64,
     pub device_id: String,
     pub created: Time,
-    pub last_seen: Option<Time>,
+    /// Never absent on the platform: a device never heard from since it was
+    /// registered was last seen when it was created.
+    pub last_seen: Time,
     pub name: String,
     pub device_type: String,
     pub sensors: Vec<Sensor>,
@@ -284,15 +324,17 @@ pub struct Device {
     pub supports_snapshot_streaming: bool,
     pub remote_mgmt_mode: String,
     pub remote_mgmt_host: Option<String>,
-    /// `None`: nothing deployed (inferenceInfo is null).
+    /// `None`: nothing deployed (no `inferenceInfo`).
     pub deployed_version: Option<i64>,
+    /// One of [`MODEL_TYPES`].
     pub model_type: String,
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct Sensor {
     pub name: String,
-    pub max_sample_length_s: f64,
+    /// Whole seconds (an integer in the platform's schema).
+    pub max_sample_length_s: i64,
     pub frequencies: Vec<f64>,
 }
 
@@ -510,7 +552,7 @@ impl World {
         let active: Vec<usize> = (0..self.projects.len())
             .filter(|&i| {
                 let p = &self.projects[i];
-                !p.removed && p.deleted_date.is_none()
+                !p.removed && p.deleted_date.is_none() && !is_hard_case(p.id, FIRST_PROJECT_ID)
             })
             .collect();
         let n = Self::event_count(rng, active.len(), 0.0008).min(active.len());
@@ -531,7 +573,9 @@ impl World {
             let orgs: Vec<usize> = (0..self.organizations.len())
                 .filter(|&i| {
                     let o = &self.organizations[i];
-                    o.deleted_date.is_none() && !o.members.is_empty()
+                    o.deleted_date.is_none()
+                        && !o.members.is_empty()
+                        && !is_hard_case(o.id, FIRST_ORG_ID)
                 })
                 .collect();
             if orgs.is_empty() {
@@ -578,7 +622,9 @@ impl World {
         candidates.sort_unstable();
         candidates.dedup();
         let admins: Vec<i64> = self.white_labels.iter().map(|w| w.admin_user_id).collect();
-        candidates.retain(|id| !admins.contains(id) && live.contains_key(id));
+        candidates.retain(|&id| {
+            !admins.contains(&id) && live.contains_key(&id) && !is_hard_case(id, FIRST_USER_ID)
+        });
         let n = Self::event_count(rng, candidates.len(), 0.0004).min(candidates.len());
         for _ in 0..n {
             let id = candidates[rng.index(candidates.len())];
@@ -595,7 +641,10 @@ impl World {
             let orgs: Vec<usize> = (0..self.organizations.len())
                 .filter(|&i| {
                     let o = &self.organizations[i];
-                    !o.is_developer_profile && o.deleted_date.is_none() && o.trial_id.is_none()
+                    !o.is_developer_profile
+                        && o.deleted_date.is_none()
+                        && o.trial_id.is_none()
+                        && !is_hard_case(o.id, FIRST_ORG_ID)
                 })
                 .collect();
             if orgs.is_empty() {
@@ -688,6 +737,23 @@ impl World {
     }
 
     /// `/sandbox/remove-project`: returns false when no such (visible) project exists.
+    /// The user leaves now (as a deleted user does in time travel): gone from every
+    /// read, with their memberships, trials and summaries.
+    pub fn remove_user(&mut self, id: i64) -> bool {
+        let now = self.now;
+        match self
+            .users
+            .iter_mut()
+            .find(|u| u.id == id && u.deleted.is_none())
+        {
+            Some(u) => {
+                u.deleted = Some(now);
+                true
+            }
+            None => false,
+        }
+    }
+
     pub fn remove_project(&mut self, id: i64) -> bool {
         match self.projects.iter_mut().find(|p| p.id == id && !p.removed) {
             Some(p) => {
@@ -697,6 +763,13 @@ impl World {
             None => false,
         }
     }
+}
+
+/// Whether an id of a generated world's kind (first generated id `first`) belongs to
+/// the hard cases, which sit just below the generated range: time travel leaves them
+/// out of its random arrivals and departures so each case stays what it is.
+fn is_hard_case(id: i64, first: i64) -> bool {
+    (first - 100..first).contains(&id)
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
@@ -938,7 +1011,7 @@ pub fn project_active(p: &Project, now: Time) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::Profile;
+    use crate::Profile;
     use chrono::NaiveDate;
 
     fn date() -> chrono::NaiveDate {
