@@ -8,6 +8,7 @@
 //! the demo, the tests and the benchmarks. See `docs/architecture.md` for the map.
 
 #![deny(unsafe_code)]
+pub(crate) mod cause;
 
 pub mod api;
 pub mod cli;

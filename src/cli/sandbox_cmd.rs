@@ -24,8 +24,8 @@ pub async fn run(args: SandboxArgs) -> Result<Exit> {
         faults,
         world: None,
     })
-    .await
-    .with_context(|| format!("cannot start the sandbox on {}", args.addr))?;
+    // Its errors name the address already.
+    .await?;
     if let Some(file) = &args.env_file {
         write_env_file(file, &handle.info)
             .with_context(|| format!("cannot write the --env-file {}", file.display()))?;

@@ -36,7 +36,7 @@ pub fn bench_fixture(
     let mut conn = crate::mirror::open_rw(path)?;
     let fail = |source| ReportError::Fixture {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     };
     let tx = conn.transaction().map_err(fail)?;
     fill(&tx, orgs.max(1), users.max(1), projects, days).map_err(fail)?;

@@ -257,7 +257,7 @@ impl Ctx<'_> {
         asof::install(self.conn, date).map_err(|source| ReportError::AsOf {
             db: self.db.to_path_buf(),
             as_of: date,
-            source,
+            cause: source,
         })
     }
 }
@@ -283,7 +283,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
     let run =
         crate::mirror::runs::latest_before(&conn, &cutoff).map_err(|source| ReportError::Runs {
             db: opts.db.clone(),
-            source: Box::new(source),
+            cause: Box::new(source),
         })?;
 
     let dir = opts
@@ -291,7 +291,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         .join(opts.as_of.format("%Y-%m-%d").to_string());
     std::fs::create_dir_all(&dir).map_err(|source| ReportError::Io {
         path: dir.clone(),
-        source,
+        cause: source,
     })?;
 
     let built = build_all(opts, &jobs, &formats, &dir, conn)?;
@@ -411,7 +411,7 @@ pub(crate) fn open(db: &Path, as_of: NaiveDate) -> Result<Connection, ReportErro
     asof::install(&conn, as_of).map_err(|source| ReportError::AsOf {
         db: db.to_path_buf(),
         as_of,
-        source,
+        cause: source,
     })?;
     Ok(conn)
 }

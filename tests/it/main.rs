@@ -9,6 +9,7 @@ mod bad_input;
 mod concurrency;
 mod daemon;
 mod disk_full;
+mod error_messages;
 mod faults;
 mod first_use;
 mod html;
