@@ -141,7 +141,7 @@ impl<'a> Cursor<'a> {
 
     /// Skips any string, escapes included (no validation: serde reads it later).
     fn skip_string(&mut self) -> Option<()> {
-        self.i = crate::api::redact::string_end(self.b, self.i)? + 1;
+        self.i = crate::api::secret_scrub::string_end(self.b, self.i)? + 1;
         Some(())
     }
 

@@ -18,7 +18,7 @@ pub mod export;
 pub mod fixture;
 pub mod frame;
 pub mod html;
-pub mod redact;
+pub mod pii;
 pub mod sql;
 pub mod summary;
 
@@ -527,7 +527,7 @@ fn build_one(
     };
     let built = started.elapsed();
     if opts.redact_pii {
-        df = redact::redact(&job.name, df, job.custom)?;
+        df = pii::redact(&job.name, df, job.custom)?;
     }
     let files = write_formats(dir, &job.name, &df, formats)?;
     tracing::debug!(
