@@ -7,10 +7,8 @@
 //! [`sandbox`] is a real HTTP implementation of the API over a generated world, used by
 //! the demo, the tests and the benchmarks. See `docs/architecture.md` for the map.
 
-#![deny(unsafe_code)]
-pub(crate) mod cause;
-
 pub mod api;
+pub(crate) mod cause;
 pub mod cli;
 pub mod config;
 pub mod mirror;
