@@ -61,14 +61,19 @@ pub struct ReportConfig {
     pub queries: Option<PathBuf>,
 }
 
-/// A config file that cannot be used.
+/// A config file that cannot be used. Causes are said inline and are not
+/// `source()`s (the crate's rule, `crate::cause`).
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// Unreadable file.
-    #[error("cannot read the config file {0}: {1}")]
+    #[error("cannot read the config file {}: {}; check the --config path", .0.display(), crate::cause::io(.1))]
     Read(PathBuf, std::io::Error),
     /// Not valid TOML or a wrong key/type.
-    #[error("invalid config file {0}: {1}")]
+    #[error(
+        "invalid config file {}, {}; fix it (docs/orgledger.example.toml shows every key)",
+        .0.display(),
+        .1
+    )]
     Parse(PathBuf, String),
     /// A secret file readable by other users.
     #[error("{0} is readable by other users (mode {1:o}); run `chmod 600 {0}`")]
@@ -83,7 +88,23 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text =
             std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.to_path_buf(), e))?;
-        toml::from_str(&text).map_err(|e| ConfigError::Parse(path.to_path_buf(), e.to_string()))
+        toml::from_str(&text)
+            .map_err(|e| ConfigError::Parse(path.to_path_buf(), where_and_why(&text, &e)))
+    }
+}
+
+/// The TOML error on one line: "line L, column C: message". toml's own text spans
+/// several lines (the offending line and a caret), which an error line cannot hold.
+fn where_and_why(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim();
+    match e.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.chars().rev().take_while(|c| *c != '\n').count() + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message.to_string(),
     }
 }
 
@@ -92,13 +113,13 @@ impl Config {
 pub fn read_secret_file(path: &Path) -> Result<crate::api::secret::Secret, ConfigError> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(path)
-        .map_err(|e| ConfigError::Secret(path.to_path_buf(), e.to_string()))?;
+        .map_err(|e| ConfigError::Secret(path.to_path_buf(), crate::cause::io(&e)))?;
     let mode = meta.permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
         return Err(ConfigError::Exposed(path.to_path_buf(), mode));
     }
     let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::Secret(path.to_path_buf(), e.to_string()))?;
+        .map_err(|e| ConfigError::Secret(path.to_path_buf(), crate::cause::io(&e)))?;
     let value = text.trim();
     if value.is_empty() {
         return Err(ConfigError::Secret(
@@ -122,6 +143,18 @@ mod tests {
         assert!(cfg.schedule.sync.is_some());
         let err = toml::from_str::<Config>("bse_url = 'x'").expect_err("typo");
         assert!(err.to_string().contains("bse_url"));
+    }
+
+    #[test]
+    fn a_toml_error_is_one_line_with_its_position() {
+        let text = "db = 'm.db'\nbse_url = 'x'\n";
+        let err = toml::from_str::<Config>(text).expect_err("typo");
+        let line = where_and_why(text, &err);
+        assert!(
+            line.starts_with("line 2, column 1: unknown field `bse_url`"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'), "{line}");
     }
 
     #[test]

@@ -8,9 +8,8 @@
 //! real HTTP implementation of the API over a generated world, used by the demo, the
 //! tests and the benchmarks. See `docs/architecture.md` for the map.
 
-#![deny(unsafe_code)]
-
 pub mod api;
+pub(crate) mod cause;
 pub mod cli;
 pub mod config;
 pub mod mirror;

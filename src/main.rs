@@ -6,9 +6,9 @@ use clap::Parser;
 use orgledger::cli::{self, Exit, args::Cli};
 use std::process::ExitCode;
 
-// glibc's allocator was a fifth of a sync's CPU time (many small strings and
-// vectors freed on other threads than they were allocated on); mimalloc handles
-// that pattern far better.
+// A sync allocates many small strings and vectors and frees them on other threads
+// than the ones that allocated them; mimalloc handles that pattern far better than
+// glibc's allocator (figures in docs/performance.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -32,10 +32,17 @@ impl Signal {
     }
 }
 
-/// The signal handlers could not be installed.
+/// The signal handlers could not be installed. The cause is said in the message,
+/// so it is not a `source()` (the crate's rule, `crate::cause`).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot listen for SIGINT/SIGTERM: {0}")]
-pub struct ShutdownError(#[from] std::io::Error);
+pub struct ShutdownError(std::io::Error);
+
+impl From<std::io::Error> for ShutdownError {
+    fn from(e: std::io::Error) -> Self {
+        ShutdownError(e)
+    }
+}
 
 /// One receiver of the stop broadcast. Cheap to clone; every clone sees the stop.
 #[derive(Debug, Clone)]

@@ -154,10 +154,12 @@ pub struct SandboxInfo {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
-    #[error("cannot bind the sandbox to {addr}: {source}")]
+    /// The cause is printed here and is not the error's `source()`, so a chain
+    /// printer (anyhow's `{:#}`) says it once.
+    #[error("cannot bind the sandbox to {addr}: {cause}; choose another --addr")]
     Bind {
         addr: SocketAddr,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("the sandbox world has no white label (at least one is needed for its JWT)")]
     NoWhiteLabel,
@@ -252,13 +254,13 @@ pub async fn start(opts: SandboxOptions) -> Result<SandboxHandle, SandboxError> 
     };
     let listener = tokio::net::TcpListener::bind(opts.addr)
         .await
-        .map_err(|source| SandboxError::Bind {
+        .map_err(|cause| SandboxError::Bind {
             addr: opts.addr,
-            source,
+            cause,
         })?;
-    let local = listener.local_addr().map_err(|source| SandboxError::Bind {
+    let local = listener.local_addr().map_err(|cause| SandboxError::Bind {
         addr: opts.addr,
-        source,
+        cause,
     })?;
     let info = info_of(&world, format!("http://{local}"))?;
     let seed = world.seed;

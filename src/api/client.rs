@@ -268,10 +268,10 @@ impl Client {
         request: &CreateProjectRequest,
     ) -> Result<Fetched<CreateProjectResponse>, Failure> {
         let operation = Operation::CreateProject;
-        request.validate().map_err(|source| Failure {
+        request.validate().map_err(|cause| Failure {
             error: ApiError::InvalidRequest {
                 op: operation,
-                source,
+                cause,
             },
             attempts: 0,
         })?;
@@ -430,18 +430,10 @@ impl Client {
         } else {
             // The error names the URL already; without it reqwest's text (never
             // headers, so no credential) does not repeat it.
-            let e = e.without_url();
-            let mut reason = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(inner) = source {
-                reason.push_str(": ");
-                reason.push_str(&inner.to_string());
-                source = inner.source();
-            }
             ApiError::Connect {
                 op: operation,
                 url: url.to_string(),
-                reason,
+                reason: crate::cause::chain(&e.without_url()),
             }
         }
     }

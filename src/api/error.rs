@@ -1,6 +1,7 @@
 //! Errors of the API client. Every variant names the operation and the full URL, so a
 //! message in a log or in `sync_errors` says what failed and where; none carries a
 //! credential (they are [`crate::api::secret::Secret`]s and never formatted).
+//! Causes are said inline and are not `source()`s (the crate's rule, `crate::cause`).
 
 use crate::api::models::InvalidRequest;
 use crate::api::operation::Operation;
@@ -9,7 +10,9 @@ use crate::api::operation::Operation;
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     /// No connection could be made (refused, DNS, reset) or the body broke off.
-    #[error("{op} {url}: cannot reach the service: {reason}")]
+    #[error(
+        "{op} {url}: cannot reach the service: {reason}; check the URL and that the service is up"
+    )]
     Connect {
         /// The operation.
         op: Operation,
@@ -73,12 +76,12 @@ pub enum ApiError {
         limit: u64,
     },
     /// The request was refused before sending (operation 8's contract).
-    #[error("{op}: invalid request: {source}")]
+    #[error("{op}: invalid request: {cause}")]
     InvalidRequest {
         /// The operation.
         op: Operation,
-        /// What is wrong.
-        source: InvalidRequest,
+        /// What is wrong (said in the message, so not a `source`).
+        cause: InvalidRequest,
     },
     /// The client could not be built (bad base URL, TLS setup).
     #[error("cannot set up the HTTP client: {0}")]

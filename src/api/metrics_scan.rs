@@ -1,10 +1,11 @@
 //! A fast reader for operation 2's daily metrics, the bulk of a sync's bytes.
 //!
-//! A white label user answer is ~95 % `dailyMetrics`: a year of flat records of
-//! integers and two timestamps, over a million records in a large sync. Through
-//! serde_json's generic machinery that list cost a fifth of the sync's CPU. Here it
-//! is read by a scanner that knows the record's fields and expects them in the order
-//! the service writes them; the rest of the answer still goes through serde.
+//! A white label user answer is almost all `dailyMetrics`: a year of flat records of
+//! integers and two timestamps, over a million records in a large sync, and
+//! serde_json's generic machinery makes that list the largest parsing cost of a sync
+//! (figures in `docs/performance.md`). Here it is read by a scanner that knows the
+//! record's fields and expects them in the order the service writes them; the rest
+//! of the answer still goes through serde.
 //!
 //! The scanner accepts only input whose meaning is certain: plain integers, `null`,
 //! timestamps the shared [`Timestamp`] parser accepts, strings without escapes, known
@@ -141,7 +142,7 @@ impl<'a> Cursor<'a> {
 
     /// Skips any string, escapes included (no validation: serde reads it later).
     fn skip_string(&mut self) -> Option<()> {
-        self.i = crate::api::redact::string_end(self.b, self.i)? + 1;
+        self.i = crate::api::secret_scrub::string_end(self.b, self.i)? + 1;
         Some(())
     }
 

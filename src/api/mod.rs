@@ -7,8 +7,8 @@ pub mod metrics_scan;
 pub mod models;
 pub mod operation;
 pub mod pacing;
-pub mod redact;
 pub mod secret;
+pub mod secret_scrub;
 pub mod tolerant;
 
 pub use client::{Client, ClientConfig, Credentials, Failure, Fetched};

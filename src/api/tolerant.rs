@@ -31,8 +31,8 @@ impl Timestamp {
     /// The text the mirror stores (`2026-01-31T10:00:00.000Z`): always UTC and always
     /// the same width, so comparing two texts orders them like the instants.
     pub fn as_text(&self) -> String {
-        // Written digit by digit: `format!` with padding cost a tenth of a large
-        // sync's CPU (the mirror formats two timestamps per daily-metrics row).
+        // Written digit by digit: `format!` with padding is slow at this volume (the
+        // mirror formats two timestamps per daily-metrics row).
         use chrono::{Datelike, Timelike};
         // The naive UTC value: `DateTime<Utc>`'s own accessors add a zero offset
         // for each field.

@@ -15,7 +15,7 @@ fn print_answer<T>(result: Result<Fetched<T>, Failure>, show_secrets: bool) -> R
         Ok(fetched) => {
             let mut json: Value = serde_json::from_slice(&fetched.raw)?;
             if !show_secrets {
-                crate::api::redact::redact_json(&mut json);
+                crate::api::secret_scrub::redact_json(&mut json);
             }
             println!("{}", serde_json::to_string_pretty(&json)?);
             Ok(Exit::Ok)

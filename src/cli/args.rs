@@ -142,7 +142,7 @@ pub struct ReportArgs {
     /// Build the reports as the mirror stood at the end of this day (UTC) [default: today].
     /// Refused (exit 1) before the day of the mirror's first finished sync, and after
     /// both today and the day of its last sync.
-    #[arg(long, value_name = "YYYY-MM-DD")]
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = calendar_day)]
     pub as_of: Option<chrono::NaiveDate>,
     /// Output formats, comma separated [default: csv,json].
     #[arg(long, value_delimiter = ',', value_enum)]
@@ -215,7 +215,7 @@ pub struct QueryArgs {
     #[arg(long, value_enum, default_value_t = QueryFormat::Table)]
     pub format: QueryFormat,
     /// Query the mirror as it stood at the end of this day (UTC).
-    #[arg(long, value_name = "YYYY-MM-DD")]
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = calendar_day)]
     pub as_of: Option<chrono::NaiveDate>,
 }
 
@@ -380,4 +380,11 @@ pub enum BenchTarget {
     Report,
     /// Both.
     All,
+}
+
+/// A `--as-of` day. chrono's own message ("input is out of range") does not say
+/// what a valid value looks like.
+fn calendar_day(text: &str) -> Result<chrono::NaiveDate, String> {
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .map_err(|_| "not a calendar date; give it as YYYY-MM-DD, such as 2026-01-31".to_string())
 }

@@ -6,13 +6,14 @@
 use crate::api::Client;
 use crate::api::client::{ClientConfig, Credentials, JWT_HEADER};
 use crate::api::secret::Secret;
+use crate::cause;
 use crate::cli::Exit;
 use crate::cli::args::DemoArgs;
 use crate::cli::settings::Settings;
 use crate::report::{self, Format, ReportOptions, Thresholds};
 use crate::sandbox::{self, FaultSpec, SandboxHandle, SandboxOptions};
 use crate::sync::{self, SyncOptions};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -25,7 +26,7 @@ pub async fn advance(handle: &SandboxHandle, days: u32) -> Result<()> {
         .header(JWT_HEADER, &handle.info.jwt)
         .send()
         .await
-        .with_context(|| format!("POST {url}"))?;
+        .map_err(|e| anyhow!("POST {url}: {}", cause::chain(&e.without_url())))?;
     if !response.status().is_success() {
         bail!("POST {url}: HTTP {}", response.status());
     }

@@ -12,9 +12,8 @@ use std::path::Path;
 /// the `--env-file`), serves until a signal.
 pub async fn run(args: SandboxArgs) -> Result<Exit> {
     let mut shutdown = Shutdown::on_signals()?;
-    let handle = sandbox::start(args.serve.options())
-        .await
-        .with_context(|| format!("cannot start the sandbox on {}", args.serve.addr))?;
+    // Its errors name the address already.
+    let handle = sandbox::start(args.serve.options()).await?;
     if let Some(file) = &args.env_file {
         write_env_file(file, &handle.info)
             .with_context(|| format!("cannot write the --env-file {}", file.display()))?;

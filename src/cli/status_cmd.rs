@@ -38,7 +38,7 @@ fn tables_sql() -> String {
         .join(" UNION ALL ")
 }
 
-fn sections(conn: &Connection) -> Result<Vec<(&'static str, ResultSet)>> {
+fn sections(conn: &Connection) -> Result<Vec<(&'static str, ResultSet)>, mirror::MirrorError> {
     Ok(vec![
         (RUNS_TITLE, table::fetch(conn, RUNS_SQL)?),
         ("tables", table::fetch(conn, &tables_sql())?),

@@ -8,7 +8,7 @@ use crate::cli::settings::Settings;
 use crate::mirror::runs::RunStatus;
 use crate::shutdown::Shutdown;
 use crate::sync::{self, SyncOptions, SyncOutcome};
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 /// Builds the client and sync options from flags, environment and config.
 pub fn prepare(settings: &Settings, args: &SyncArgs) -> Result<(Client, SyncOptions)> {
@@ -39,9 +39,8 @@ pub async fn run(settings: &Settings, args: &SyncArgs) -> Result<Exit> {
         );
     }
     let shutdown = Shutdown::on_signals()?;
-    let outcome = sync::run(&client, &opts, Some(shutdown.clone()))
-        .await
-        .context("sync")?;
+    // The mirror's errors name the file and the cause: a context would only repeat.
+    let outcome = sync::run(&client, &opts, Some(shutdown.clone())).await?;
     let exit = report(&outcome);
     match (outcome.status, shutdown.signal()) {
         (RunStatus::Aborted, Some(signal)) => {

@@ -1,4 +1,5 @@
-//! Errors of the mirror layer, each naming the file it concerns.
+//! Errors of the mirror layer, each naming the file it concerns. Causes are said
+//! inline and are not `source()`s (the crate's rule, see `crate::cause`).
 
 use std::path::PathBuf;
 
@@ -6,11 +7,11 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum MirrorError {
     /// The file could not be opened or configured.
-    #[error("cannot open the mirror {path}: {}", describe(.cause))]
+    #[error("cannot open the mirror {path}: {}", crate::cause::sqlite(.cause))]
     Open {
         /// The mirror file.
         path: PathBuf,
-        /// SQLite's reason (not a `source`, see [`describe`]).
+        /// SQLite's reason (not a `source`: see `crate::cause`).
         cause: rusqlite::Error,
     },
     /// The path holds something else than a mirror; it was not touched.
@@ -39,51 +40,30 @@ pub enum MirrorError {
         wanted: i64,
     },
     /// A schema migration failed; the mirror stays at its previous version.
-    #[error("cannot upgrade the mirror {path}: {}", describe(.cause))]
+    #[error("cannot upgrade the mirror {path}: {}", crate::cause::sqlite(.cause))]
     Migrate {
         /// The mirror file.
         path: PathBuf,
-        /// SQLite's reason (not a `source`, see [`describe`]).
+        /// SQLite's reason (not a `source`: see `crate::cause`).
         cause: rusqlite::Error,
     },
     /// Another sync holds the mirror.
     #[error("another sync is running on {0} (it holds {0}.lock); wait for it to finish")]
     Busy(PathBuf),
-    /// A file-system operation failed.
-    #[error("{0}: {1}")]
+    /// A file-system operation on the mirror, its folder or its lock file failed.
+    #[error("{}: {}", .0.display(), crate::cause::io(.1))]
     Io(PathBuf, std::io::Error),
+    /// The thread that writes the mirror could not run or died.
+    #[error("the mirror's writer thread failed: {0}")]
+    Writer(String),
     /// A statement failed.
-    #[error("mirror: {}", describe(.0))]
+    #[error("mirror: {}", crate::cause::sqlite(.0))]
     Sql(rusqlite::Error),
 }
 
 impl From<rusqlite::Error> for MirrorError {
     fn from(e: rusqlite::Error) -> Self {
         MirrorError::Sql(e)
-    }
-}
-
-/// SQLite's reason in words a user can act on. Not a `source`: rusqlite's chain
-/// would repeat it ("disk I/O error: disk I/O error: Error code 778: ...").
-fn describe(e: &rusqlite::Error) -> String {
-    use rusqlite::ErrorCode::{DiskFull, SystemIoFailure};
-    match e {
-        rusqlite::Error::SqliteFailure(f, _) if f.code == DiskFull => format!(
-            "the disk is full: free some space and sync again (SQLite code {})",
-            f.extended_code
-        ),
-        // A failed write() of a full disk or a file size limit (EFBIG) reaches SQLite
-        // as an I/O error, not as SQLITE_FULL.
-        rusqlite::Error::SqliteFailure(f, _) if f.code == SystemIoFailure => format!(
-            "the file could not be read or written: is the disk full or a file size limit reached? (SQLite I/O error, code {})",
-            f.extended_code
-        ),
-        // rusqlite prints the message SQLite gave and then, through `source`, the
-        // same message again with its code: keep the message and the code once.
-        rusqlite::Error::SqliteFailure(f, Some(message)) => {
-            format!("{message} (SQLite code {})", f.extended_code)
-        }
-        other => other.to_string(),
     }
 }
 
@@ -100,24 +80,21 @@ impl MirrorError {
 mod tests {
     use super::*;
 
-    fn failure(extended_code: i32) -> MirrorError {
-        rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(extended_code),
-            Some("disk I/O error".into()),
-        )
-        .into()
-    }
-
     #[test]
-    fn disk_errors_say_what_to_check_once() {
-        let full = failure(rusqlite::ffi::SQLITE_FULL).to_string();
-        assert!(full.contains("the disk is full"), "{full}");
-        let write = failure(rusqlite::ffi::SQLITE_IOERR_WRITE).to_string();
-        assert!(write.contains("disk full or a file size limit"), "{write}");
-        assert!(write.contains("code 778"), "{write}");
-        assert_eq!(write.matches("I/O error").count(), 1, "{write}");
+    fn sqlite_and_io_causes_are_said_once_and_are_not_sources() {
+        let full: MirrorError = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            Some("database or disk is full".into()),
+        )
+        .into();
+        assert!(full.to_string().contains("free some space"), "{full}");
+        assert!(std::error::Error::source(&full).is_none());
         let other = MirrorError::from(rusqlite::Error::QueryReturnedNoRows).to_string();
         assert_eq!(other, "mirror: Query returned no rows");
-        assert!(std::error::Error::source(&failure(rusqlite::ffi::SQLITE_FULL)).is_none());
+        let io = MirrorError::Io("m.db".into(), std::io::Error::from_raw_os_error(20));
+        let text = io.to_string();
+        assert_eq!(text.matches("Not a directory").count(), 1, "{text}");
+        assert!(text.contains("give a path inside a folder"), "{text}");
+        assert!(std::error::Error::source(&io).is_none());
     }
 }

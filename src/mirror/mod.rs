@@ -82,8 +82,8 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     // synchronous is durable across process crashes (kill -9), which is the failure
     // a worker like this meets, and much faster than FULL.
     // A new mirror gets 16 KB pages (SQLite ignores this for an existing file):
-    // a sync inserts a million narrow rows, and with 4 KB pages a tenth of the
-    // writer's time went to splitting and rebalancing B-tree pages.
+    // a sync inserts a million narrow rows, and with 4 KB pages much of the writer's
+    // time goes to splitting and rebalancing B-tree pages.
     conn.pragma_update(None, "page_size", 16_384)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;

@@ -3,7 +3,7 @@
 //! rusqlite binds every text and blob with `SQLITE_TRANSIENT`: SQLite frees the
 //! parameter's previous buffer, allocates a new one and copies the value, for each
 //! of the three texts and the digest of each of the million daily-metrics rows of a
-//! large sync (with rusqlite's own dispatch, 8 % of the sync's CPU). Here values are
+//! large sync, a cost that shows in a sync's profile. Here values are
 //! bound with `SQLITE_STATIC`, in place: the rows outlive the one execution that
 //! reads them, and every binding is cleared before [`RowStatement::run`] returns, so
 //! the statement never holds a pointer into a row that is gone.

@@ -27,7 +27,7 @@ pub fn check(
         )
         .map_err(|source| ReportError::Runs {
             db: db.to_path_buf(),
-            source: Box::new(source.into()),
+            cause: Box::new(source.into()),
         })?;
     let day = |text: Option<String>| text.as_deref().and_then(parse_day).and_then(date_of);
     let (Some(first), Some(last)) = (day(first), day(last)) else {

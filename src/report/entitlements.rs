@@ -263,7 +263,7 @@ fn baseline_date(ctx: &Ctx<'_>) -> Result<Option<NaiveDate>, ReportError> {
         )
         .map_err(|source| ReportError::Query {
             site: SqlSite::boxed(ctx.report(), "sync_runs", "first run"),
-            source,
+            cause: source,
         })?;
     let Some(first) = first.as_deref().and_then(parse_day) else {
         return Ok(None);

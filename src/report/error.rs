@@ -1,5 +1,6 @@
 //! Errors of the report layer. Each variant names the report, SQL file or output
-//! file it concerns, so a message alone tells the user what to fix.
+//! file it concerns, so a message alone tells the user what to fix. Causes are said
+//! inline and are not `source()`s (the crate's rule, `crate::cause`).
 
 use std::path::PathBuf;
 
@@ -45,14 +46,14 @@ pub enum ReportError {
     #[error(transparent)]
     Mirror(#[from] crate::mirror::MirrorError),
     /// The as-of views could not be installed on the reading connection.
-    #[error("cannot read the mirror {db} as of {as_of}: {source}")]
+    #[error("cannot read the mirror {} as of {as_of}: {}", .db.display(), crate::cause::sqlite(.cause))]
     AsOf {
         /// The mirror file.
         db: PathBuf,
         /// The as-of date.
         as_of: chrono::NaiveDate,
         /// SQLite's reason.
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     /// The mirror has no finished sync run: there is nothing to report.
     #[error("the mirror {db} has no finished sync run yet; run `orgledger sync` first")]
@@ -114,22 +115,22 @@ pub enum ReportError {
         path: PathBuf,
     },
     /// The custom reports folder exists but cannot be listed.
-    #[error("cannot list custom reports in {path}: {source}")]
+    #[error("cannot list custom reports in {}: {}", .path.display(), crate::cause::io(.cause))]
     ListCustom {
         /// The folder.
         path: PathBuf,
         /// The reason.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A SQL file (override or custom) could not be read.
-    #[error("report {report}: cannot read {path}: {source}")]
+    #[error("report {report}: cannot read {}: {}", .path.display(), crate::cause::io(.cause))]
     ReadSql {
         /// The report.
         report: String,
         /// The SQL file.
         path: PathBuf,
         /// The reason.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A report's SQL file lacks a section the report's job needs.
     #[error("report {report}: {file} has no `-- part: {part}` section (the report needs it)")]
@@ -142,12 +143,12 @@ pub enum ReportError {
         part: String,
     },
     /// A query failed to prepare or run.
-    #[error("{site} failed: {source}")]
+    #[error("{site} failed: {}", crate::cause::sqlite(.cause))]
     Query {
         /// The report, file and section.
         site: Box<SqlSite>,
         /// SQLite's reason.
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     /// A query uses a named parameter the report layer does not provide.
     #[error("{site} uses the parameter {param}; available: {available}")]
@@ -180,46 +181,46 @@ pub enum ReportError {
         column: String,
     },
     /// A polars step of a report failed.
-    #[error("report {report}: {step}: {source}")]
+    #[error("report {report}: {step}: {cause}")]
     Polars {
         /// The report.
         report: String,
         /// What the job was doing.
         step: &'static str,
         /// Polars' reason.
-        source: polars::prelude::PolarsError,
+        cause: polars::prelude::PolarsError,
     },
     /// A file or folder could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {}: {}", .path.display(), crate::cause::io(.cause))]
     Io {
         /// The file or folder.
         path: PathBuf,
         /// The reason.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A CSV file could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {cause}")]
     Csv {
         /// The file.
         path: PathBuf,
         /// The reason.
-        source: csv::Error,
+        cause: csv::Error,
     },
     /// A JSON file could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {cause}")]
     Json {
         /// The file.
         path: PathBuf,
         /// The reason.
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
     /// Reading sync bookkeeping (which run the data came from) failed.
-    #[error("cannot read the sync runs of {db}: {source}")]
+    #[error("cannot read the sync runs of {db}: {cause}")]
     Runs {
         /// The mirror file.
         db: PathBuf,
         /// The reason.
-        source: Box<crate::mirror::MirrorError>,
+        cause: Box<crate::mirror::MirrorError>,
     },
     /// A chart of the HTML page could not be drawn.
     #[error("cannot draw the chart {chart} of the HTML report: {message}")]
@@ -256,9 +257,9 @@ pub(crate) fn pl(
     step: &'static str,
 ) -> impl FnOnce(polars::prelude::PolarsError) -> ReportError {
     let report = report.to_string();
-    move |source| ReportError::Polars {
+    move |cause| ReportError::Polars {
         report,
         step,
-        source,
+        cause,
     }
 }

@@ -134,7 +134,7 @@ fn write_atomic<E>(
 ) -> Result<(String, u64), ReportError> {
     let io = |source| ReportError::Io {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     };
     let tmp = temp_name(path);
     let file = File::create(&tmp).map_err(io)?;
@@ -183,7 +183,7 @@ pub fn write_report(
             |out| write_csv(out, &prepared.names, &cols, rows),
             |source| ReportError::Csv {
                 path: path.clone(),
-                source,
+                cause: source,
             },
         )?,
         Format::Json => write_atomic(
@@ -191,7 +191,7 @@ pub fn write_report(
             |out| write_json(out, &prepared.names, &cols, rows),
             |source| ReportError::Json {
                 path: path.clone(),
-                source,
+                cause: source,
             },
         )?,
         Format::Html => return Err(per_report_html(&path)),
@@ -211,7 +211,7 @@ pub fn write_report(
 fn per_report_html(path: &Path) -> ReportError {
     ReportError::Io {
         path: path.to_path_buf(),
-        source: std::io::Error::new(
+        cause: std::io::Error::new(
             std::io::ErrorKind::Unsupported,
             "HTML is written once per run as index.html, not per report",
         ),
@@ -225,7 +225,7 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(String, u64), ReportErr
         |out| out.write_all(bytes),
         |source| ReportError::Io {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         },
     )
 }
@@ -426,7 +426,7 @@ pub fn write_manifest(
         },
         |source| ReportError::Json {
             path: path.clone(),
-            source,
+            cause: source,
         },
     )?;
     Ok(path)

@@ -66,7 +66,7 @@ pub fn read_sql(
     let site = || SqlSite::boxed(&extract.report, &extract.origin, part);
     let query_err = |source| ReportError::Query {
         site: site(),
-        source,
+        cause: source,
     };
     let started = std::time::Instant::now();
     let mut stmt = conn.prepare(sql).map_err(query_err)?;
@@ -139,7 +139,7 @@ fn bind(
         stmt.raw_bind_parameter(i, value)
             .map_err(|source| ReportError::Query {
                 site: SqlSite::boxed(&extract.report, &extract.origin, part),
-                source,
+                cause: source,
             })?;
     }
     Ok(())

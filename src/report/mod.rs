@@ -19,7 +19,7 @@ pub mod error;
 pub mod export;
 pub mod frame;
 pub mod html;
-pub mod redact;
+pub mod pii;
 pub mod sql;
 pub mod status;
 pub mod summary;
@@ -263,7 +263,7 @@ impl Ctx<'_> {
         asof::install(self.conn, date).map_err(|source| ReportError::AsOf {
             db: self.db.to_path_buf(),
             as_of: date,
-            source,
+            cause: source,
         })
     }
 }
@@ -290,7 +290,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
     let run =
         crate::mirror::runs::latest_before(&conn, &cutoff).map_err(|source| ReportError::Runs {
             db: opts.db.clone(),
-            source: Box::new(source),
+            cause: Box::new(source),
         })?;
 
     let dir = opts
@@ -298,7 +298,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         .join(opts.as_of.format("%Y-%m-%d").to_string());
     std::fs::create_dir_all(&dir).map_err(|source| ReportError::Io {
         path: dir.clone(),
-        source,
+        cause: source,
     })?;
 
     let built = build_all(opts, &jobs, &formats, &dir, conn)?;
@@ -420,7 +420,7 @@ pub(crate) fn open(db: &Path, as_of: NaiveDate) -> Result<Connection, ReportErro
     asof::install(&conn, as_of).map_err(|source| ReportError::AsOf {
         db: db.to_path_buf(),
         as_of,
-        source,
+        cause: source,
     })?;
     Ok(conn)
 }
@@ -536,7 +536,7 @@ fn build_one(
     };
     let built = started.elapsed();
     if opts.redact_pii {
-        df = redact::redact(&job.name, df, job.custom)?;
+        df = pii::redact(&job.name, df, job.custom)?;
     }
     let files = write_formats(dir, &job.name, &df, formats)?;
     tracing::debug!(

@@ -129,7 +129,7 @@ pub fn read(report: &str, path: &Path) -> Result<Extract, ReportError> {
     let text = std::fs::read_to_string(path).map_err(|source| ReportError::ReadSql {
         report: report.to_string(),
         path: path.to_path_buf(),
-        source,
+        cause: source,
     })?;
     Ok(Extract::parse(report, path.display().to_string(), &text))
 }
@@ -145,14 +145,14 @@ pub fn custom_reports(queries_dir: Option<&Path>) -> Result<Vec<(String, PathBuf
     }
     let entries = std::fs::read_dir(&dir).map_err(|source| ReportError::ListCustom {
         path: dir.clone(),
-        source,
+        cause: source,
     })?;
     let mut out = Vec::new();
     for entry in entries {
         let path = entry
             .map_err(|source| ReportError::ListCustom {
                 path: dir.clone(),
-                source,
+                cause: source,
             })?
             .path();
         if path.extension().and_then(|e| e.to_str()) != Some("sql") || !path.is_file() {

@@ -246,7 +246,7 @@ fn redact_pii_leaves_no_email_or_person_name() {
         }
     }
     // Pseudonyms are stable: the same person reads the same in every report.
-    let alias = crate::report::redact::pseudonym("Ada Lovelace");
+    let alias = crate::report::pii::pseudonym("Ada Lovelace");
     let trials = std::fs::read_to_string(out.dir.join("trials.csv")).expect("trials");
     let trends = std::fs::read_to_string(out.dir.join("compute_trends.csv")).expect("trends");
     assert!(

@@ -37,12 +37,19 @@ pub struct DaemonConfig {
     pub retention_days: Option<u32>,
 }
 
-/// Daemon failures (only at start-up; runs never stop the daemon).
+/// Daemon failures (only at start-up; runs never stop the daemon). The cause is
+/// said in the message, so it is not a `source()` (the crate's rule, `crate::cause`).
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
     /// The scheduler refused a job or could not start.
-    #[error("scheduler: {0}")]
-    Scheduler(#[from] tokio_cron_scheduler::JobSchedulerError),
+    #[error("the scheduler refused a job or could not start: {0}")]
+    Scheduler(tokio_cron_scheduler::JobSchedulerError),
+}
+
+impl From<tokio_cron_scheduler::JobSchedulerError> for DaemonError {
+    fn from(e: tokio_cron_scheduler::JobSchedulerError) -> Self {
+        DaemonError::Scheduler(e)
+    }
 }
 
 /// Longest wait for a running job after a stop signal.

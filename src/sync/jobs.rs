@@ -195,7 +195,7 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
             let mut f = client.get_project_info(id, None).await?;
             if !store_secrets {
                 // The raw body is kept in the mirror; development keys must not be.
-                f.raw = crate::api::redact::redact_body(&f.raw);
+                f.raw = crate::api::secret_scrub::redact_body(&f.raw);
             }
             let (value, meta) = split(f);
             let rows = rows::project_info(id, &value, store_secrets);

@@ -110,7 +110,7 @@ impl Writer {
         // cannot run at all then, and `finish` reports it.
         let thread = match thread {
             Ok(handle) => handle,
-            Err(e) => std::thread::spawn(move || Err(MirrorError::Io("writer thread".into(), e))),
+            Err(e) => std::thread::spawn(move || Err(MirrorError::Writer(e.to_string()))),
         };
         Writer {
             tx,
@@ -137,12 +137,8 @@ impl Writer {
         let _ = ending_tx.send(ending);
         tokio::task::spawn_blocking(move || thread.join())
             .await
-            .map_err(|e| {
-                MirrorError::Io("writer thread".into(), std::io::Error::other(e.to_string()))
-            })?
-            .map_err(|_| {
-                MirrorError::Io("writer thread".into(), std::io::Error::other("panicked"))
-            })?
+            .map_err(|e| MirrorError::Writer(e.to_string()))?
+            .map_err(|_| MirrorError::Writer("it panicked".into()))?
     }
 }
 
@@ -231,7 +227,7 @@ impl State {
         let waiter = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
-            .map_err(|e| MirrorError::Io("writer thread".into(), e))?;
+            .map_err(|e| MirrorError::Writer(e.to_string()))?;
         let mut writers: Writers = self
             .tables
             .iter()

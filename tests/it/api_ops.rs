@@ -1,4 +1,4 @@
-//! Issue "foundation": every operation through the client, over HTTP, against the
+//! Every operation through the client, over HTTP, against the
 //! sandbox; the credential rules; operation 8's validation; a created project read back.
 
 use crate::common;

@@ -1,4 +1,4 @@
-//! Issue "reliability and security": the bad-response corpus. Every file under
+//! The bad-response corpus. Every file under
 //! `tests/bad_responses/` (plus the generated cases below: a 50 MB body and
 //! 10,000-deep nesting) is served over HTTP for one entity of one operation through
 //! `/sandbox/override`, on a day after a clean sync. The sync must not panic, must

@@ -1,4 +1,4 @@
-//! Issue "reliability and security": readers while a sync writes. Every document is
+//! Readers while a sync writes. Every document is
 //! applied whole inside one transaction and the mirror is in WAL mode, so a reader
 //! sees the state between two transactions, never half of one; a report as of a past
 //! day is the same whatever the sync is doing; nothing corrupts.

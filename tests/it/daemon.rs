@@ -1,4 +1,4 @@
-//! Issue "daemon": the real binary on a schedule of seconds against the sandbox.
+//! The real binary on a schedule of seconds against the sandbox.
 
 use crate::common;
 use orgledger_sandbox::{FaultSpec, Profile};

@@ -1,4 +1,4 @@
-//! Issue "reliability and security": the disk fills up mid-sync. Simulated with a
+//! The disk fills up mid-sync. Simulated with a
 //! file size limit on the sync process (`ulimit -f`, with SIGXFSZ ignored so a write
 //! beyond it fails with EFBIG like a full disk instead of killing the process):
 //! the failing transaction rolls back, the run is marked failed, the mirror is not

@@ -1,4 +1,4 @@
-//! Issue "reliability": convergence under injected faults, and kill -9 at random
+//! Convergence under injected faults, and kill -9 at random
 //! moments of a sync.
 
 use crate::common;

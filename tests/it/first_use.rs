@@ -1,4 +1,4 @@
-//! Issue "safe on first use": what a new user meets in the first hour, through the
+//! What a new user meets in the first hour, through the
 //! real binary against the sandbox on port 0 with a real SQLite file: `--db` on
 //! something that is not a mirror, `query` trying to write, a sync with an API key
 //! only, Ctrl-C during a sync, logs in a pipe, exit codes and error lines.

@@ -1,4 +1,4 @@
-//! Issue "HTML report": `index.html` is well-formed, self-contained, accessible,
+//! `index.html` is well-formed, self-contained, accessible,
 //! its charts plot exactly the numbers of the CSV files, it keeps personal data out
 //! under `redact_pii`, and headless Chromium renders it to something not blank.
 

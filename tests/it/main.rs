@@ -10,6 +10,7 @@ mod bad_input;
 mod concurrency;
 mod daemon;
 mod disk_full;
+mod error_messages;
 mod faults;
 mod first_use;
 mod html;

@@ -1,4 +1,4 @@
-//! Issue "reports", end to end: the sandbox serves a world, the sync mirrors it,
+//! Reports end to end: the sandbox serves a world, the sync mirrors it,
 //! the report is built with the server gone (offline), and the numbers equal what
 //! this test computes by hand from the API's own answers.
 

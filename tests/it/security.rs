@@ -1,4 +1,4 @@
-//! Issue "reliability and security": secrets and access, through the real binary at
+//! Secrets and access, through the real binary at
 //! trace level. No credential or development key reaches stdout, stderr, the mirror
 //! or a report; `--api-key` works but warns; the mirror is private; `query` cannot
 //! write; `--redact-pii` leaves no e-mail address in any report file.

@@ -1,4 +1,4 @@
-//! Issue "mirror and sync": counts equal what the API serves, re-sync writes
+//! Counts equal what the API serves, re-sync writes
 //! nothing, history after the clock moves, removal, partial runs, upgrades, locks.
 
 use crate::common;

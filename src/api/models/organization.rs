@@ -192,7 +192,7 @@ pub struct IdOnly {
 /// Operation 4 read for the mirror's links: each organization's id and name.
 ///
 /// The answer repeats every organization whole (members, projects) for every user
-/// who can reach it: a third of a large sync's JSON. The links table needs two
+/// who can reach it: much of a large sync's JSON. The links table needs two
 /// fields of it; the raw body keeps the rest, and each organization's full
 /// document comes from operation 1.
 #[derive(Debug, Clone, Default, Deserialize)]

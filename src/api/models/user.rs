@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 ///
 /// Three records share the base (collaborator, organization member, white label
 /// user). `#[serde(flatten)]` would express that without repetition, but it buffers
-/// each object into an intermediate map and makes the large white label responses
-/// 2-3x slower to parse; writing the base list out three times would let the copies
-/// drift. The macro keeps one list and plain, fast derived code.
+/// each object into an intermediate map, which makes the large white label responses
+/// several times slower to parse; writing the base list out three times would let the
+/// copies drift. The macro keeps one list and plain, fast derived code.
 macro_rules! user_record {
     (
         $(#[$meta:meta])*

@@ -26,7 +26,7 @@ pub(super) fn read_daily(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
     let sql = extract.part("daily")?;
     let query_err = |source| ReportError::Query {
         site: SqlSite::boxed(&extract.report, "main.daily_metrics", "size"),
-        source,
+        cause: source,
     };
     // Size and id range of the stored daily metrics (index lookups, not scans).
     let (rows, low, high): (i64, Option<i64>, Option<i64>) = ctx

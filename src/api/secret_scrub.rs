@@ -3,8 +3,8 @@
 //! Two forms: [`redact_json`] for a parsed value (the `api` command prints it), and
 //! [`redact_body`] for the bytes the mirror keeps. The second works on the bytes
 //! directly: parsing every project document into a `serde_json::Value` and writing
-//! it back cost a twentieth of a large sync's CPU, and rewrote the body (sorted
-//! keys, no whitespace) where the mirror should keep it as received.
+//! it back is a cost a sync notices, and would rewrite the body (sorted keys, no
+//! whitespace) where the mirror should keep it as received.
 
 /// JSON keys whose values are secrets in the API's answers (development keys of
 /// operation 6, the new project's key of operation 8).
