@@ -498,10 +498,17 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
             ));
             continue;
         };
-        let stamp = date.as_text();
+        let stamp = date.at.as_text();
+        // The day is the one written in the record's own offset, not the UTC day
+        // of the instant (they differ for `2026-06-10T00:00:00+02:00`).
+        let day = if date.offset_secs == 0 {
+            stamp[..10].to_string()
+        } else {
+            date.day().format("%Y-%m-%d").to_string()
+        };
         metrics.push(vec![
             user_id.cell(),
-            Value::Text(stamp[..10].to_string()),
+            Value::Text(day),
             Value::Text(stamp),
             m.total_users.cell(),
             m.total_staff_users.cell(),
@@ -898,6 +905,61 @@ mod tests {
         assert_eq!(
             tags(&unsorted),
             [Value::Integer(0), Value::Integer(1), Value::Integer(2)]
+        );
+    }
+
+    #[test]
+    fn a_record_s_day_is_the_date_written_in_its_offset() {
+        let day = |date: &str, cpu: i64| DailyMetrics {
+            date: date.parse().ok(),
+            cpu_compute_time_seconds: Some(cpu),
+            ..Default::default()
+        };
+        let user = WhitelabelUserResponse {
+            user: Some(WhitelabelUser {
+                daily_metrics: vec![
+                    // 2026-06-09T22:00Z: the platform's day 2026-06-10.
+                    day("2026-06-10T00:00:00+02:00", 1),
+                    day("2026-06-11T00:00:00.000Z", 2),
+                    // 2026-06-12T03:00Z: the platform's day 2026-06-11 again.
+                    day("2026-06-11T22:00:00-05:00", 3),
+                ],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let rows = whitelabel_user(1, 3, &user);
+        let metrics = rows
+            .sets
+            .iter()
+            .find_map(|set| match set {
+                RowSet::Scope { table, rows, .. } if table.name == "daily_metrics" => Some(rows),
+                _ => None,
+            })
+            .expect("daily metrics");
+        let days: Vec<(Value, Value)> = metrics
+            .iter()
+            .map(|r| (r.values[1].clone(), r.values[2].clone()))
+            .collect();
+        assert_eq!(
+            days,
+            [
+                (
+                    Value::Text("2026-06-10".into()),
+                    Value::Text("2026-06-09T22:00:00.000Z".into())
+                ),
+                (
+                    Value::Text("2026-06-11".into()),
+                    Value::Text("2026-06-12T03:00:00.000Z".into())
+                ),
+            ]
+        );
+        assert_eq!(rows.problems.len(), 1, "{:?}", rows.problems);
+        assert!(
+            rows.problems[0]
+                .starts_with("daily_metrics: 1 of 3 entries repeat the key (user_id, day)"),
+            "{:?}",
+            rows.problems
         );
     }
 

@@ -48,7 +48,7 @@ async fn served(sb: &orgledger::sandbox::SandboxHandle) -> Served {
         let days: HashSet<_> = u
             .daily_metrics
             .iter()
-            .filter_map(|m| m.date.map(|d| d.date()))
+            .filter_map(|m| m.date.map(|d| d.day()))
             .collect();
         daily_metrics += days.len();
         trials += u.trials.len();
