@@ -34,6 +34,14 @@ pub enum RowSet {
         /// The rows.
         rows: Vec<Row>,
     },
+    /// A root row kept as stored although its document was not fetched (a deleted
+    /// project the service no longer serves): it counts as seen by the run.
+    Kept {
+        /// The table.
+        table: &'static TableSpec,
+        /// Values of the key columns.
+        key: Vec<Value>,
+    },
 }
 
 /// Everything one document becomes.
@@ -545,6 +553,14 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
     out
 }
 
+/// A document that was not fetched but whose stored row of `table` stands.
+pub fn kept(table: &'static TableSpec, key: Vec<Value>) -> DocRows {
+    DocRows {
+        sets: vec![RowSet::Kept { table, key }],
+        problems: Vec::new(),
+    }
+}
+
 /// Operations 5 and 7: projects and their collaborators.
 ///
 /// Takes the list by value and drops each project once its rows are built: a large
@@ -783,6 +799,9 @@ mod tests {
                     for row in rows {
                         assert_eq!(row.values.len(), table.width(), "{}", table.name);
                     }
+                }
+                RowSet::Kept { table, key } => {
+                    assert_eq!(key.len(), table.key.len(), "{} key", table.name)
                 }
             }
         }
