@@ -11,6 +11,7 @@ mod daemon;
 mod disk_full;
 mod faults;
 mod html;
+mod numbers;
 mod parsing_props;
 mod reports_e2e;
 mod security;
