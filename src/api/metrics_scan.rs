@@ -364,6 +364,16 @@ mod tests {
 
     const DAY: &str = r#"{"date":"2025-11-24T00:00:00.000Z","totalUsers":1,"totalStaffUsers":0,"totalProjects":0,"totalCurrentContractCpuComputeTimeSeconds":68631,"totalCurrentContractGpuComputeTimeSeconds":0,"totalCurrentContractComputeTimeSeconds":68631,"totalStorageSizeBytes":72253173,"usersAdded":0,"usersDeleted":0,"projectsAdded":0,"projectsDeleted":0,"cpuComputeTimeSeconds":26,"gpuComputeTimeSeconds":0,"computeTimeSeconds":26,"storageBytesAdded":593064,"storageBytesDeleted":0,"staffUsersAdded":0,"staffUsersDeleted":0,"computeTimeCalculatedSince":"2022-10-15T00:00:00.000Z"}"#;
 
+    /// The user of a body the fast path takes and serde agrees on.
+    fn fast_user(text: &str) -> crate::api::models::WhitelabelUser {
+        assert!(parse_fast(text).is_some(), "fast path declined");
+        assert!(agree(text));
+        parse_whitelabel_user(text)
+            .expect("parses")
+            .user
+            .expect("user")
+    }
+
     #[test]
     fn the_service_shape_takes_the_fast_path_and_matches_serde() {
         let text = body(
@@ -371,12 +381,7 @@ mod tests {
             &format!("[{DAY},{DAY}]"),
             r#","evaluation":true"#,
         );
-        assert!(parse_fast(&text).is_some(), "fast path declined");
-        assert!(agree(&text));
-        let user = parse_whitelabel_user(&text)
-            .expect("parses")
-            .user
-            .expect("user");
+        let user = fast_user(&text);
         assert_eq!(user.daily_metrics.len(), 2);
         assert_eq!(user.daily_metrics[1].storage_bytes_added, Some(593_064));
         assert_eq!(user.evaluation, Some(true));
@@ -405,13 +410,7 @@ mod tests {
             r#"[{"date":"2026-06-10T00:00:00+02:00","totalUsers":1},{"date":"2026-06-10T23:30:00.000-05:00"}]"#,
             "",
         );
-        assert!(parse_fast(&text).is_some(), "fast path declined");
-        assert!(agree(&text));
-        let user = parse_whitelabel_user(&text)
-            .expect("parses")
-            .user
-            .expect("user");
-        let days: Vec<String> = user
+        let days: Vec<String> = fast_user(&text)
             .daily_metrics
             .iter()
             .filter_map(|m| m.date.map(|d| d.day().to_string()))

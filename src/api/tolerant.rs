@@ -227,21 +227,7 @@ impl Serialize for Timestamp {
 
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(TimestampVisitor)
-    }
-}
-
-struct TimestampVisitor;
-
-impl Visitor<'_> for TimestampVisitor {
-    type Value = Timestamp;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an ISO 8601 timestamp string")
-    }
-
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<Timestamp, E> {
-        text.parse().map_err(E::custom)
+        DatedTimestamp::deserialize(deserializer).map(|dated| dated.at)
     }
 }
 

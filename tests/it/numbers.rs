@@ -335,6 +335,21 @@ async fn a_2_to_the_60_limit_survives_every_spelling_and_is_printed_in_plain_dig
     );
 }
 
+/// The tiny generated world, served and synced once (cleanly) into a scratch mirror.
+async fn synced_tiny_world() -> (
+    SandboxHandle,
+    tempfile::TempDir,
+    std::path::PathBuf,
+    rusqlite::Connection,
+) {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (dir, db) = common::scratch();
+    let first = sync_once(&sb, &db).await;
+    assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.errors);
+    let conn = common::open(&db);
+    (sb, dir, db, conn)
+}
+
 /// The user with the most daily-metrics days and their operation 2 answer.
 async fn busiest_user(sb: &SandboxHandle, conn: &rusqlite::Connection) -> (i64, String, Value) {
     let user = common::count(
@@ -348,11 +363,7 @@ async fn busiest_user(sb: &SandboxHandle, conn: &rusqlite::Connection) -> (i64, 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plus_two_midnight_record_is_its_own_day_and_a_second_record_that_day_repeats_it() {
-    let sb = common::sandbox(Profile::Tiny).await;
-    let (_dir, db) = common::scratch();
-    let first = sync_once(&sb, &db).await;
-    assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.errors);
-    let conn = common::open(&db);
+    let (sb, _dir, db, conn) = synced_tiny_world().await;
     let (user, path, mut body) = busiest_user(&sb, &conn).await;
     let days = common::count(
         &conn,
@@ -428,11 +439,7 @@ async fn a_plus_two_midnight_record_is_its_own_day_and_a_second_record_that_day_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_departed_user_takes_their_trials_and_organization_summaries_along() {
-    let sb = common::sandbox(Profile::Tiny).await;
-    let (_dir, db) = common::scratch();
-    let first = sync_once(&sb, &db).await;
-    assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.errors);
-    let conn = common::open(&db);
+    let (sb, _dir, db, conn) = synced_tiny_world().await;
     // A member of exactly one organization, with a trial and organization summaries.
     let (user, org): (i64, i64) = conn
         .query_row(
