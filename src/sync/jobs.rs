@@ -29,8 +29,9 @@ pub enum Job {
     ProjectInfo {
         /// The project.
         project: i64,
-        /// Whether its list entry carries a `deletedDate`: the service may no longer
-        /// serve its information, and that is expected rather than an error.
+        /// Whether the listing that named it (a project list or its organization)
+        /// gives it a `deletedDate`: the service may no longer serve its
+        /// information, and that is expected rather than an error.
         deleted: bool,
     },
 }
@@ -147,11 +148,7 @@ fn done(job: Job, meta: Meta, rows: DocRows, follow: FollowUps) -> Done {
 /// A deleted project whose information the service no longer serves: nothing is
 /// written, and its stored information counts as seen, so a complete sync does
 /// not mark it removed (its compute still belongs to its organization's year).
-fn kept(job: Job, attempts: u32) -> Done {
-    let rows = match job {
-        Job::ProjectInfo { project, .. } => rows::kept(&spec::PROJECT_INFO, vec![project.into()]),
-        _ => DocRows::default(),
-    };
+fn kept(job: Job, project: i64, attempts: u32) -> Done {
     Done {
         attempts,
         server_time: None,
@@ -159,7 +156,7 @@ fn kept(job: Job, attempts: u32) -> Done {
             operation: job.operation().name(),
             entity: job.entity(),
             raw: None,
-            rows,
+            rows: rows::kept(&spec::PROJECT_INFO, vec![project.into()]),
         },
         follow: FollowUps::default(),
     }
@@ -260,7 +257,7 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
                 Ok(f) => f,
                 Err(failure) if deleted && is_gone(&failure.error) => {
                     tracing::debug!(project, error = %failure.error, "deleted project no longer served; its stored information stays");
-                    return Ok(kept(job, failure.attempts));
+                    return Ok(kept(job, project, failure.attempts));
                 }
                 Err(failure) => return Err(failure),
             };
@@ -273,4 +270,37 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
             done(job, meta, rows, FollowUps::default())
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_missing_project_counts_as_gone() {
+        let op = Operation::GetProjectInfo;
+        let path = || "/v1/api/7".to_string();
+        let http = |status| ApiError::Http {
+            op,
+            path: path(),
+            status,
+            excerpt: String::new(),
+            retry_after: None,
+        };
+        let unsuccessful = |message: &str| ApiError::Unsuccessful {
+            op,
+            path: path(),
+            message: message.to_string(),
+        };
+        assert!(is_gone(&http(404)));
+        assert!(is_gone(&unsuccessful("Project 7 not found")));
+        assert!(is_gone(&unsuccessful("This project has been deleted")));
+        assert!(!is_gone(&http(403)), "a refusal is not an absence");
+        assert!(!is_gone(&http(500)));
+        assert!(!is_gone(&unsuccessful("Internal error")));
+        assert!(
+            !is_gone(&unsuccessful("User not found")),
+            "names no project"
+        );
+    }
 }
