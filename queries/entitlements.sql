@@ -32,11 +32,13 @@ live_projects AS (
     GROUP BY owner_organization_id
 ),
 compute AS (
-    -- NULL (no data) for an organization none of whose projects has project info.
+    -- Summed over all the organization's projects, soft-deleted ones included (their
+    -- compute was used in the contract year). NULL (no data) when none of its projects
+    -- has project info; an organization without projects has no row here and gets 0.
     SELECT p.owner_organization_id AS organization_id,
            SUM(i.compute_time_used_ms) / 1000.0 AS seconds
-    FROM project_info i
-    JOIN projects p ON p.id = i.project_id
+    FROM projects p
+    LEFT JOIN project_info i ON i.project_id = p.id
     GROUP BY p.owner_organization_id
 ),
 dev_user AS (
@@ -86,7 +88,7 @@ SELECT
     o.limit_number_of_projects AS limit_projects,
     o.limit_number_of_users AS limit_users,
     COALESCE(s.bytes, 0) AS storage_bytes,
-    c.seconds AS compute_seconds,
+    CASE WHEN c.organization_id IS NULL THEN 0.0 ELSE c.seconds END AS compute_seconds,
     COALESCE(lp.n, 0) AS projects,
     COALESCE(m.n, 0) AS users,
     dn.day AS dm_day,

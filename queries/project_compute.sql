@@ -1,6 +1,6 @@
 -- project_compute: one row per project with project information (operation 6): its
--- compute budget period and time used/left. The report's job derives pct_used and
--- flagged.
+-- compute budget period and time used/left, soft-deleted projects included (with
+-- their deleted_date). The report's job derives pct_used and flagged.
 -- Parameters available: :as_of (YYYY-MM-DD), :cutoff (next midnight, exclusive).
 
 SELECT
@@ -12,7 +12,8 @@ SELECT
     i.compute_period_end AS period_end,
     i.compute_time_used_ms AS time_used_ms,
     i.compute_time_left_ms AS time_left_ms,
-    p.last_accessed
+    p.last_accessed,
+    p.deleted_date
 FROM project_info i
 LEFT JOIN projects p ON p.id = i.project_id
 LEFT JOIN organizations o ON o.id = p.owner_organization_id

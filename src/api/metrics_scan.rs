@@ -15,7 +15,7 @@
 //! result: tests compare the two on generated input.
 
 use crate::api::models::{DailyMetrics, WhitelabelUserResponse};
-use crate::api::tolerant::Timestamp;
+use crate::api::tolerant::{DatedTimestamp, Timestamp};
 
 /// Parses an operation 2 body (see the module documentation).
 pub fn parse_whitelabel_user(text: &str) -> Result<WhitelabelUserResponse, serde_json::Error> {
@@ -42,13 +42,16 @@ fn parse_fast(text: &str) -> Option<WhitelabelUserResponse> {
 /// Where a daily-metrics field goes.
 #[derive(Clone, Copy)]
 enum Slot {
+    /// A timestamp whose written day matters (the record's `date`); parsed like
+    /// serde parses it, offset kept.
+    Dated(fn(&mut DailyMetrics) -> &mut Option<DatedTimestamp>),
     Time(fn(&mut DailyMetrics) -> &mut Option<Timestamp>),
     Int(fn(&mut DailyMetrics) -> &mut Option<i64>),
 }
 
 /// The record's fields as the service names them, in the order it writes them.
 const FIELDS: [(&str, Slot); 20] = [
-    ("date", Slot::Time(|m| &mut m.date)),
+    ("date", Slot::Dated(|m| &mut m.date)),
     ("totalUsers", Slot::Int(|m| &mut m.total_users)),
     ("totalStaffUsers", Slot::Int(|m| &mut m.total_staff_users)),
     ("totalProjects", Slot::Int(|m| &mut m.total_projects)),
@@ -319,6 +322,11 @@ fn scan_field<'a>(
     }
     match slot {
         Slot::Int(field) => *field(record) = Some(c.integer()?),
+        // Dates differ from record to record: nothing to remember.
+        Slot::Dated(field) => {
+            let text = c.plain_string()?;
+            *field(record) = Some(std::str::from_utf8(text).ok()?.parse().ok()?);
+        }
         Slot::Time(field) => {
             let text = c.plain_string()?;
             let value = match memo {
@@ -357,6 +365,16 @@ mod tests {
 
     const DAY: &str = r#"{"date":"2025-11-24T00:00:00.000Z","totalUsers":1,"totalStaffUsers":0,"totalProjects":0,"totalCurrentContractCpuComputeTimeSeconds":68631,"totalCurrentContractGpuComputeTimeSeconds":0,"totalCurrentContractComputeTimeSeconds":68631,"totalStorageSizeBytes":72253173,"usersAdded":0,"usersDeleted":0,"projectsAdded":0,"projectsDeleted":0,"cpuComputeTimeSeconds":26,"gpuComputeTimeSeconds":0,"computeTimeSeconds":26,"storageBytesAdded":593064,"storageBytesDeleted":0,"staffUsersAdded":0,"staffUsersDeleted":0,"computeTimeCalculatedSince":"2022-10-15T00:00:00.000Z"}"#;
 
+    /// The user of a body the fast path takes and serde agrees on.
+    fn fast_user(text: &str) -> crate::api::models::WhitelabelUser {
+        assert!(parse_fast(text).is_some(), "fast path declined");
+        assert!(agree(text));
+        parse_whitelabel_user(text)
+            .expect("parses")
+            .user
+            .expect("user")
+    }
+
     #[test]
     fn the_service_shape_takes_the_fast_path_and_matches_serde() {
         let text = body(
@@ -364,12 +382,7 @@ mod tests {
             &format!("[{DAY},{DAY}]"),
             r#","evaluation":true"#,
         );
-        assert!(parse_fast(&text).is_some(), "fast path declined");
-        assert!(agree(&text));
-        let user = parse_whitelabel_user(&text)
-            .expect("parses")
-            .user
-            .expect("user");
+        let user = fast_user(&text);
         assert_eq!(user.daily_metrics.len(), 2);
         assert_eq!(user.daily_metrics[1].storage_bytes_added, Some(593_064));
         assert_eq!(user.evaluation, Some(true));
@@ -381,12 +394,29 @@ mod tests {
         for (i, (key, slot)) in FIELDS.iter().enumerate() {
             let value = match slot {
                 Slot::Int(_) => format!("{}", 1000 + i),
-                Slot::Time(_) => format!("\"2024-02-{:02}T10:00:00Z\"", i + 1),
+                Slot::Time(_) | Slot::Dated(_) => {
+                    format!("\"2024-02-{:02}T10:00:00Z\"", i + 1)
+                }
             };
             let text = body("", &format!(r#"[{{"{key}":{value}}}]"#), "");
             assert!(parse_fast(&text).is_some(), "{key}: fast path declined");
             assert!(agree(&text), "{key}");
         }
+    }
+
+    #[test]
+    fn a_date_with_an_offset_keeps_its_written_day_on_both_paths() {
+        let text = body(
+            "",
+            r#"[{"date":"2026-06-10T00:00:00+02:00","totalUsers":1},{"date":"2026-06-10T23:30:00.000-05:00"}]"#,
+            "",
+        );
+        let days: Vec<String> = fast_user(&text)
+            .daily_metrics
+            .iter()
+            .filter_map(|m| m.date.map(|d| d.day().to_string()))
+            .collect();
+        assert_eq!(days, ["2026-06-10", "2026-06-10"]);
     }
 
     #[test]
@@ -438,9 +468,11 @@ mod tests {
                 (0i64..100_000).prop_map(|n| n.to_string()),
             ]
             .boxed(),
-            Slot::Time(_) => prop_oneof![
+            Slot::Time(_) | Slot::Dated(_) => prop_oneof![
                 Just("\"2025-03-04T05:06:07.890Z\"".to_string()),
                 Just("\"2025-03-04T05:06:07+02:00\"".to_string()),
+                Just("\"2025-03-04T00:00:00.000+02:00\"".to_string()),
+                Just("\"2025-03-04T23:00:00-05:00\"".to_string()),
             ]
             .boxed(),
         };

@@ -89,22 +89,95 @@ impl FromStr for Timestamp {
     type Err = TimestampParseError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        if let Some(utc) = parse_utc_fast(text) {
-            return Ok(Timestamp(utc));
+        DatedTimestamp::from_str(text).map(|dated| dated.at)
+    }
+}
+
+/// A timestamp that also keeps the offset it was written with, so the calendar day
+/// its text names stays known: `2026-06-10T00:00:00+02:00` is the instant
+/// `2026-06-09T22:00:00Z`, but the day the service meant is 2026-06-10. Daily
+/// metrics are keyed by that day.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DatedTimestamp {
+    /// The instant.
+    pub at: Timestamp,
+    /// Seconds east of UTC of the text (0 for `Z` and for texts without an offset).
+    pub offset_secs: i32,
+}
+
+impl DatedTimestamp {
+    /// The calendar day written in the text (the date in its own offset).
+    pub fn day(&self) -> NaiveDate {
+        match FixedOffset::east_opt(self.offset_secs) {
+            Some(offset) => self.at.0.with_timezone(&offset).date_naive(),
+            None => self.at.date(),
+        }
+    }
+}
+
+impl FromStr for DatedTimestamp {
+    type Err = TimestampParseError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let utc = |at: DateTime<Utc>| DatedTimestamp {
+            at: Timestamp(at),
+            offset_secs: 0,
+        };
+        if let Some(at) = parse_utc_fast(text) {
+            return Ok(utc(at));
         }
         // Tried in order of how often the service sends each shape, so the common
         // case (RFC 3339 with an offset) costs a single parse.
         if let Ok(with_offset) = text.parse::<DateTime<FixedOffset>>() {
-            return Ok(Timestamp(with_offset.with_timezone(&Utc)));
+            return Ok(DatedTimestamp {
+                at: Timestamp(with_offset.with_timezone(&Utc)),
+                offset_secs: with_offset.offset().local_minus_utc(),
+            });
         }
         // The spec says timestamps are UTC, so a value without an offset is read as UTC.
         if let Ok(naive) = text.parse::<NaiveDateTime>() {
-            return Ok(Timestamp(naive.and_utc()));
+            return Ok(utc(naive.and_utc()));
         }
         if let Ok(day) = text.parse::<NaiveDate>() {
-            return Ok(Timestamp(day.and_time(chrono::NaiveTime::MIN).and_utc()));
+            return Ok(utc(day.and_time(chrono::NaiveTime::MIN).and_utc()));
         }
         Err(TimestampParseError(text.to_owned()))
+    }
+}
+
+impl Serialize for DatedTimestamp {
+    /// RFC 3339 in the offset it was read with, so the day survives a round trip.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match FixedOffset::east_opt(self.offset_secs).filter(|_| self.offset_secs != 0) {
+            Some(offset) => serializer.serialize_str(
+                &self
+                    .at
+                    .0
+                    .with_timezone(&offset)
+                    .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            ),
+            None => self.at.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DatedTimestamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(DatedTimestampVisitor)
+    }
+}
+
+struct DatedTimestampVisitor;
+
+impl Visitor<'_> for DatedTimestampVisitor {
+    type Value = DatedTimestamp;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an ISO 8601 timestamp string")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<DatedTimestamp, E> {
+        text.parse().map_err(E::custom)
     }
 }
 
@@ -154,21 +227,7 @@ impl Serialize for Timestamp {
 
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(TimestampVisitor)
-    }
-}
-
-struct TimestampVisitor;
-
-impl Visitor<'_> for TimestampVisitor {
-    type Value = Timestamp;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an ISO 8601 timestamp string")
-    }
-
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<Timestamp, E> {
-        text.parse().map_err(E::custom)
+        DatedTimestamp::deserialize(deserializer).map(|dated| dated.at)
     }
 }
 
@@ -550,6 +609,35 @@ mod tests {
         assert_eq!(json, "\"2026-02-01T00:30:00.000Z\"");
         let back: Timestamp = serde_json::from_str(&json).unwrap();
         assert_eq!(back, value);
+    }
+
+    #[test]
+    fn dated_timestamp_day_is_the_date_written_in_its_own_offset() {
+        let day = |text: &str| text.parse::<DatedTimestamp>().unwrap().day();
+        let date = |d: u32| NaiveDate::from_ymd_opt(2026, 6, d).unwrap();
+        // Midnight at +02:00 is 22:00 UTC the day before; the day meant is the 10th.
+        let midnight = "2026-06-10T00:00:00+02:00"
+            .parse::<DatedTimestamp>()
+            .unwrap();
+        assert_eq!(midnight.at.as_text(), "2026-06-09T22:00:00.000Z");
+        assert_eq!(midnight.day(), date(10));
+        // Late evening west of UTC is the next day in UTC; the day meant is the 10th.
+        assert_eq!(day("2026-06-10T23:00:00-05:00"), date(10));
+        assert_eq!(day("2026-06-10T00:00:00.000Z"), date(10));
+        assert_eq!(day("2026-06-10T00:00:00"), date(10));
+        assert_eq!(day("2026-06-10"), date(10));
+    }
+
+    #[test]
+    fn dated_timestamp_round_trips_with_its_offset() {
+        for text in [
+            "\"2026-06-10T00:00:00.000+02:00\"",
+            "\"2026-06-10T23:00:00.500-05:00\"",
+            "\"2026-06-10T00:00:00.000Z\"",
+        ] {
+            let value: DatedTimestamp = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&value).unwrap(), text);
+        }
     }
 
     #[test]

@@ -34,6 +34,14 @@ pub enum RowSet {
         /// The rows.
         rows: Vec<Row>,
     },
+    /// A root row kept as stored although its document was not fetched (a deleted
+    /// project the service no longer serves): it counts as seen by the run.
+    Kept {
+        /// The table.
+        table: &'static TableSpec,
+        /// Values of the key columns.
+        key: Vec<Value>,
+    },
 }
 
 /// Everything one document becomes.
@@ -498,10 +506,17 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
             ));
             continue;
         };
-        let stamp = date.as_text();
+        let stamp = date.at.as_text();
+        // The day is the one written in the record's own offset, not the UTC day
+        // of the instant (they differ for `2026-06-10T00:00:00+02:00`).
+        let day = if date.offset_secs == 0 {
+            stamp[..10].to_string()
+        } else {
+            date.day().format("%Y-%m-%d").to_string()
+        };
         metrics.push(vec![
             user_id.cell(),
-            Value::Text(stamp[..10].to_string()),
+            Value::Text(day),
             Value::Text(stamp),
             m.total_users.cell(),
             m.total_staff_users.cell(),
@@ -536,6 +551,14 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
         project_rows(&mut out, p, &context);
     }
     out
+}
+
+/// A document that was not fetched but whose stored row of `table` stands.
+pub fn kept(table: &'static TableSpec, key: Vec<Value>) -> DocRows {
+    DocRows {
+        sets: vec![RowSet::Kept { table, key }],
+        problems: Vec::new(),
+    }
 }
 
 /// Operations 5 and 7: projects and their collaborators.
@@ -777,6 +800,9 @@ mod tests {
                         assert_eq!(row.values.len(), table.width(), "{}", table.name);
                     }
                 }
+                RowSet::Kept { table, key } => {
+                    assert_eq!(key.len(), table.key.len(), "{} key", table.name)
+                }
             }
         }
     }
@@ -901,33 +927,76 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_repeated_key_keeps_the_last_entry_and_is_reported() {
-        let day = |date: &str, cpu: i64| DailyMetrics {
-            date: date.parse().ok(),
-            cpu_compute_time_seconds: Some(cpu),
-            ..Default::default()
-        };
+    /// The daily-metrics rows a user document with these (date, CPU seconds)
+    /// records becomes, and the document's problems.
+    fn daily_rows(records: &[(&str, i64)]) -> (Vec<Row>, Vec<String>) {
+        let daily_metrics = records
+            .iter()
+            .map(|&(date, cpu)| DailyMetrics {
+                date: date.parse().ok(),
+                cpu_compute_time_seconds: Some(cpu),
+                ..Default::default()
+            })
+            .collect();
         let user = WhitelabelUserResponse {
             user: Some(WhitelabelUser {
-                daily_metrics: vec![
-                    day("2026-01-01T00:00:00Z", 1),
-                    day("2026-01-02T00:00:00Z", 2),
-                    day("2026-01-01T00:00:00Z", 3),
-                ],
+                daily_metrics,
                 ..Default::default()
             }),
             ..Default::default()
         };
-        let rows = whitelabel_user(1, 3, &user);
-        let metrics = rows
+        let doc = whitelabel_user(1, 3, &user);
+        let metrics = doc
             .sets
-            .iter()
+            .into_iter()
             .find_map(|set| match set {
                 RowSet::Scope { table, rows, .. } if table.name == "daily_metrics" => Some(rows),
                 _ => None,
             })
             .expect("daily metrics");
+        (metrics, doc.problems)
+    }
+
+    #[test]
+    fn a_record_s_day_is_the_date_written_in_its_offset() {
+        let (metrics, problems) = daily_rows(&[
+            // 2026-06-09T22:00Z: the platform's day 2026-06-10.
+            ("2026-06-10T00:00:00+02:00", 1),
+            ("2026-06-11T00:00:00.000Z", 2),
+            // 2026-06-12T03:00Z: the platform's day 2026-06-11 again.
+            ("2026-06-11T22:00:00-05:00", 3),
+        ]);
+        let days: Vec<(Value, Value)> = metrics
+            .iter()
+            .map(|r| (r.values[1].clone(), r.values[2].clone()))
+            .collect();
+        assert_eq!(
+            days,
+            [
+                (
+                    Value::Text("2026-06-10".into()),
+                    Value::Text("2026-06-09T22:00:00.000Z".into())
+                ),
+                (
+                    Value::Text("2026-06-11".into()),
+                    Value::Text("2026-06-12T03:00:00.000Z".into())
+                ),
+            ]
+        );
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("daily_metrics: 1 of 3 entries repeat the key (user_id, day)"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_the_last_entry_and_is_reported() {
+        let (metrics, problems) = daily_rows(&[
+            ("2026-01-01T00:00:00Z", 1),
+            ("2026-01-02T00:00:00Z", 2),
+            ("2026-01-01T00:00:00Z", 3),
+        ]);
         let cpu = spec::DAILY_METRICS
             .all_columns()
             .position(|c| c.name == "cpu_compute_time_seconds")
@@ -943,12 +1012,10 @@ mod tests {
                 (Value::Text("2026-01-01".into()), Value::Integer(3)),
             ]
         );
-        assert_eq!(rows.problems.len(), 1, "{:?}", rows.problems);
+        assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(
-            rows.problems[0]
-                .starts_with("daily_metrics: 1 of 3 entries repeat the key (user_id, day)"),
-            "{:?}",
-            rows.problems
+            problems[0].starts_with("daily_metrics: 1 of 3 entries repeat the key (user_id, day)"),
+            "{problems:?}"
         );
     }
 

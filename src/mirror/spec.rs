@@ -520,10 +520,39 @@ pub const TABLES: &[&TableSpec] = &[
     &EXPERIMENTS,
 ];
 
+/// The tables whose rows belong to a row of `parent`: their scope columns hold the
+/// parent's key, in key order. A parent marked removed takes these rows with it (a
+/// user no longer listed has no trials or organization summaries left either).
+pub fn children(parent: &TableSpec) -> &'static [&'static TableSpec] {
+    match parent.name {
+        "organizations" => &[&ORGANIZATION_MEMBERS, &DATASETS],
+        "users" => &[&USER_ORGANIZATIONS, &USER_ORGANIZATION_LINKS, &TRIALS],
+        "projects" => &[&PROJECT_COLLABORATORS],
+        "project_info" => &[
+            &PROJECT_NOTIFICATION_USERS,
+            &DEVICES,
+            &DEVICE_SENSORS,
+            &LATENCY_DEVICES,
+        ],
+        _ => &[],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn children_are_removable_and_scoped_by_their_parent_s_key() {
+        for parent in TABLES {
+            for child in children(parent) {
+                assert!(child.removable, "{}", child.name);
+                assert_eq!(child.scope.len(), parent.key.len(), "{}", child.name);
+            }
+        }
+        assert_eq!(children(&USERS).len(), 3);
+    }
 
     #[test]
     fn names_are_unique_and_scopes_exist() {
@@ -579,6 +608,15 @@ pub fn markdown() -> String {
             out.push_str(&format!(
                 " Listed completely per {}: rows of a parent that disappear from its newest copy are marked removed.",
                 table.scope.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if let Some(parent) = TABLES
+            .iter()
+            .find(|p| children(p).iter().any(|c| c.name == table.name))
+        {
+            out.push_str(&format!(
+                " Marked removed with their `{}` row when a complete sync no longer sees it.",
+                parent.name
             ));
         }
         if !table.removable {

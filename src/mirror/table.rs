@@ -296,7 +296,8 @@ impl TableSql {
     }
 
     /// Marks removed every live row whose key is not in `seen` (root tables, at the
-    /// end of a complete sync).
+    /// end of a complete sync), and the live rows of its children
+    /// ([`crate::mirror::spec::children`]). Returns the rows marked, children included.
     pub fn remove_unseen(
         &self,
         tx: &Transaction,
@@ -316,10 +317,14 @@ impl TableSql {
             }
             gone
         };
+        let mut removed = gone.len() as u64;
         for key in &gone {
             self.mark_removed(tx, stamp, key)?;
+            for child in crate::mirror::spec::children(self.spec) {
+                removed += remove_children(tx, stamp, child, key)?;
+            }
         }
-        Ok(gone.len() as u64)
+        Ok(removed)
     }
 
     fn mark_removed(
@@ -467,6 +472,32 @@ impl TableWriter<'_> {
             ..WriteStats::default()
         })
     }
+}
+
+/// Marks removed the live rows of `child` whose scope is `scope` (a removed
+/// parent's key). Their history stays: only `removed_at`/`removed_run` are set, as
+/// for any removal.
+fn remove_children(
+    conn: &Connection,
+    stamp: &RunStamp,
+    child: &TableSpec,
+    scope: &[Value],
+) -> rusqlite::Result<u64> {
+    let n = scope.len();
+    let sql = format!(
+        "UPDATE {} SET removed_at = ?{}, removed_run = ?{} WHERE {} AND removed_at IS NULL",
+        child.name,
+        n + 1,
+        n + 2,
+        where_clause(child.scope.iter().copied(), 1)
+    );
+    let mut params = scope.to_vec();
+    params.push(Value::Text(stamp.observed_at.clone()));
+    params.push(Value::Integer(stamp.run_id));
+    let changed = conn
+        .prepare_cached(&sql)?
+        .execute(params_from_iter(params.iter()))?;
+    Ok(changed as u64)
 }
 
 /// `a = ?i AND b = ?i+1 ...`
@@ -744,6 +775,77 @@ mod tests {
                 "SELECT id FROM organizations WHERE removed_at IS NOT NULL"
             ),
             2
+        );
+    }
+
+    #[test]
+    fn removing_a_user_removes_their_trials_and_organization_summaries() {
+        use crate::mirror::spec::{TRIALS, USER_ORGANIZATIONS, USERS};
+        let (_dir, mut conn) = mirror();
+        let row = |spec: &TableSpec, head: Vec<Value>| {
+            let mut row = head;
+            row.resize(spec.width(), Value::Null);
+            Row::new(row)
+        };
+        let int = Value::Integer;
+        let (users, trials, summaries) = (
+            TableSql::new(&USERS),
+            TableSql::new(&TRIALS),
+            TableSql::new(&USER_ORGANIZATIONS),
+        );
+        let tx = conn.transaction().expect("tx");
+        for user in [1, 2] {
+            users
+                .upsert(&tx, &stamp(1, 1), row(&USERS, vec![int(user)]))
+                .expect("user");
+            // Trial 10 + user, and trial 20 for user 1 only; one summary each.
+            let mut user_trials = vec![row(&TRIALS, vec![int(10 + user), int(user)])];
+            if user == 1 {
+                user_trials.push(row(&TRIALS, vec![int(20), int(user)]));
+            }
+            trials
+                .replace_scope(&tx, &stamp(1, 1), &[int(user)], user_trials)
+                .expect("trials");
+            summaries
+                .replace_scope(
+                    &tx,
+                    &stamp(1, 1),
+                    &[int(user)],
+                    vec![row(&USER_ORGANIZATIONS, vec![int(user), int(5)])],
+                )
+                .expect("summaries");
+        }
+        tx.commit().expect("commit");
+
+        let tx = conn.transaction().expect("tx");
+        let seen: HashSet<String> = ["2".to_string()].into();
+        // User 1, its two trials and its one summary.
+        assert_eq!(
+            users
+                .remove_unseen(&tx, &stamp(2, 2), &seen)
+                .expect("remove"),
+            4
+        );
+        tx.commit().expect("commit");
+        let marked = |sql: &str| {
+            count(
+                &conn,
+                &format!("{sql} AND removed_run = 2 AND removed_at = '2026-03-02T12:00:00.000Z'"),
+            )
+        };
+        // Trials 11 and 20 (user 1): 11 + 20 = 31.
+        assert_eq!(marked("SELECT SUM(id) FROM trials WHERE 1"), 31);
+        assert_eq!(
+            marked("SELECT COUNT(*) FROM user_organizations WHERE user_id = 1"),
+            1
+        );
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT COUNT(*) FROM trials WHERE user_id = 2 AND removed_at IS NULL"
+            ),
+            1,
+            "user 2 keeps its trial"
         );
     }
 

@@ -345,7 +345,7 @@ mod tests {
                 members.iter().map(|v| v.as_slice()).collect();
             w.scope(&ORGANIZATION_MEMBERS, &[i(1)], &members);
 
-            // Beta: no limits; no project info (compute no_data); one member.
+            // Beta: no limits; no projects (compute 0); one member.
             w.put(
                 &ORGANIZATIONS,
                 &[
@@ -519,12 +519,13 @@ mod tests {
             "no_limit",
             Some("datasets"),
         );
+        // No projects at all: the sum over none is 0, not unknown.
         check(
             "2",
             "compute_seconds",
+            Some(0.0),
             None,
-            None,
-            "no_data",
+            "no_limit",
             Some("project_info+projects"),
         );
         check(

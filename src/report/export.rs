@@ -256,6 +256,8 @@ fn write_csv<W: Write>(
                         if let Some(n) = integral(f) {
                             field.push_str(int_text(n, &mut digits));
                         } else {
+                            // `Display` never uses an exponent: whole numbers beyond
+                            // i64 come out as plain digits too.
                             let _ = write!(field, "{f}");
                         }
                     }
@@ -280,9 +282,29 @@ fn write_csv<W: Write>(
     Ok(())
 }
 
-/// A float that is a whole number (written without a fraction, as `frame::fmt_f64`).
+/// 2^63: whole floats below it convert to `i64` exactly.
+const I64_FLOAT_LIMIT: f64 = 9_223_372_036_854_775_808.0;
+
+/// A float that is a whole number inside the `i64` range, written as plain digits
+/// (no `.0`, no exponent: `1e16` is `10000000000000000`, a 2^60 limit keeps all 19
+/// digits).
 fn integral(f: f64) -> Option<i64> {
-    (f.fract() == 0.0 && f.abs() < 1.0e15).then_some(f as i64)
+    (f.fract() == 0.0 && (-I64_FLOAT_LIMIT..I64_FLOAT_LIMIT).contains(&f)).then_some(f as i64)
+}
+
+/// A finite JSON number: whole numbers as plain digits (serde_json would write
+/// `1e16` and `1.152921504606847e18`), others as serde_json writes them.
+fn write_json_float<W: Write>(
+    out: &mut W,
+    f: f64,
+    digits: &mut [u8; 20],
+) -> Result<(), serde_json::Error> {
+    let io = serde_json::Error::io;
+    match integral(f) {
+        Some(n) => out.write_all(int_text(n, digits).as_bytes()).map_err(io),
+        None if f.fract() == 0.0 => write!(out, "{f}").map_err(io),
+        None => serde_json::to_writer(out, &f),
+    }
 }
 
 /// Decimal text of an integer in `buf` (formatting through `fmt` costs more than the
@@ -336,12 +358,7 @@ fn write_json<W: Write>(
                     None => out.write_all(b"null").map_err(io)?,
                 },
                 Cells::Float(v) => match v[r].filter(|f| f.is_finite()) {
-                    Some(f) => match integral(f) {
-                        Some(n) => out
-                            .write_all(int_text(n, &mut digits).as_bytes())
-                            .map_err(io)?,
-                        None => serde_json::to_writer(&mut out, &f)?,
-                    },
+                    Some(f) => write_json_float(&mut out, f, &mut digits)?,
                     None => out.write_all(b"null").map_err(io)?,
                 },
                 Cells::Bool(v) => match v[r] {
@@ -435,6 +452,37 @@ pub fn write_manifest(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use polars::prelude::*;
+
+    #[test]
+    fn big_whole_numbers_are_plain_digits_in_csv_and_json() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let df = df!(
+            "int" => [Some(i64::MAX), Some(1 << 60), None],
+            "float" => [Some(1e16), Some(1_152_921_504_606_846_976.0), Some(2.5)],
+            // 2^64: beyond i64, still whole (its shortest exact digits).
+            "huge" => [Some(18_446_744_073_709_551_616.0), Some(-0.0), Some(1e15)],
+        )
+        .expect("frame");
+        write_report(dir.path(), "big", &df, Format::Csv).expect("csv");
+        write_report(dir.path(), "big", &df, Format::Json).expect("json");
+        let csv = std::fs::read_to_string(dir.path().join("big.csv")).expect("read csv");
+        assert_eq!(
+            csv,
+            "int,float,huge\n\
+             9223372036854775807,10000000000000000,18446744073709552000\n\
+             1152921504606846976,1152921504606846976,0\n\
+             ,2.5,1000000000000000\n"
+        );
+        let json = std::fs::read_to_string(dir.path().join("big.json")).expect("read json");
+        assert_eq!(
+            json,
+            "[\n\
+             {\"int\":9223372036854775807,\"float\":10000000000000000,\"huge\":18446744073709552000},\n\
+             {\"int\":1152921504606846976,\"float\":1152921504606846976,\"huge\":0},\n\
+             {\"int\":null,\"float\":2.5,\"huge\":1000000000000000}\n]\n"
+        );
+    }
 
     #[test]
     fn integers_format_like_display() {
@@ -454,6 +502,10 @@ mod tests {
         assert_eq!(integral(3.0), Some(3));
         assert_eq!(integral(-2.0), Some(-2));
         assert_eq!(integral(2.5), None);
+        assert_eq!(integral(1e16), Some(10_000_000_000_000_000));
+        assert_eq!(integral(1_152_921_504_606_846_976.0), Some(1 << 60));
+        assert_eq!(integral(-9_223_372_036_854_775_808.0), Some(i64::MIN));
+        assert_eq!(integral(9_223_372_036_854_775_808.0), None);
         assert_eq!(hex(&[0x00, 0xab, 0x10]), "00ab10");
     }
 }

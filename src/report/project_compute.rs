@@ -1,6 +1,6 @@
-//! `project_compute`: one row per project with project information: its compute
-//! budget period, time used and left, the share of the budget used, and a flag at
-//! the threshold (80 % by default).
+//! `project_compute`: one row per project with project information, soft-deleted
+//! ones included: its compute budget period, time used and left, the share of the
+//! budget used, a flag at the threshold (80 % by default) and its deletion date.
 
 use crate::report::Ctx;
 use crate::report::cols::{floats, project};
@@ -25,6 +25,7 @@ pub const COLUMNS: &[&str] = &[
     "pct_used",
     "flagged",
     "last_accessed",
+    "deleted_date",
 ];
 
 pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
@@ -41,6 +42,7 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
             ("time_used_ms", Kind::Int),
             ("time_left_ms", Kind::Int),
             ("last_accessed", Kind::Text),
+            ("deleted_date", Kind::Text),
         ],
     )?;
     let mut df = df;

@@ -170,7 +170,8 @@ fn custom_sql_reports_and_overrides() {
         "project_compute.sql",
         "SELECT i.project_id, 'overridden' AS project_name, NULL AS organization_id, NULL AS organization_name, \
          NULL AS period_start, NULL AS period_end, i.compute_time_used_ms AS time_used_ms, \
-         i.compute_time_left_ms AS time_left_ms, NULL AS last_accessed FROM project_info i",
+         i.compute_time_left_ms AS time_left_ms, NULL AS last_accessed, NULL AS deleted_date \
+         FROM project_info i",
     );
     let out = m.report("2025-03-31", &[]);
     assert_eq!(

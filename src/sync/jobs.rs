@@ -2,8 +2,9 @@
 //! name the documents it leads to. Jobs run as tokio tasks, so parsing and mapping
 //! use every core while the writer thread only writes.
 
-use crate::api::{Client, Failure, Fetched, Operation};
+use crate::api::{ApiError, Client, Failure, Fetched, Operation};
 use crate::mirror::rows::{self, DocRows};
+use crate::mirror::spec;
 use crate::sync::writer::Doc;
 
 /// A document to fetch.
@@ -25,7 +26,14 @@ pub enum Job {
     /// Operation 5 (`ListProjects`) or 7 (`ListUserProjects`).
     ProjectList(Operation),
     /// Operation 6 for a project.
-    ProjectInfo(i64),
+    ProjectInfo {
+        /// The project.
+        project: i64,
+        /// Whether the listing that named it (a project list or its organization)
+        /// gives it a `deletedDate`: the service may no longer serve its
+        /// information, and that is expected rather than an error.
+        deleted: bool,
+    },
 }
 
 impl Job {
@@ -37,7 +45,7 @@ impl Job {
             Job::WhitelabelUser { .. } => Operation::GetWhitelabelUser,
             Job::UserOrganizations(_) => Operation::ListUserOrganizations,
             Job::ProjectList(op) => op,
-            Job::ProjectInfo(_) => Operation::GetProjectInfo,
+            Job::ProjectInfo { .. } => Operation::GetProjectInfo,
         }
     }
 
@@ -53,7 +61,7 @@ impl Job {
             Job::ProjectList(op) => (2, i64::from(op == Operation::ListUserProjects)),
             Job::WhitelabelUser { user, .. } => (3, user),
             Job::UserOrganizations(user) => (4, user),
-            Job::ProjectInfo(id) => (5, id),
+            Job::ProjectInfo { project, .. } => (5, project),
         }
     }
 
@@ -65,7 +73,7 @@ impl Job {
                 format!("user {user}")
             }
             Job::OrganizationList | Job::ProjectList(_) => "all".to_string(),
-            Job::ProjectInfo(id) => format!("project {id}"),
+            Job::ProjectInfo { project, .. } => format!("project {project}"),
         }
     }
 }
@@ -77,8 +85,10 @@ pub struct FollowUps {
     pub organizations: Vec<i64>,
     /// Users found (members of an organization).
     pub users: Vec<i64>,
-    /// Projects found (active projects of a list).
-    pub projects: Vec<i64>,
+    /// Projects found (in project lists and organizations), with whether each is
+    /// soft-deleted: those are fetched too, as their compute counts in their
+    /// organization's usage.
+    pub projects: Vec<(i64, bool)>,
 }
 
 /// A finished job.
@@ -128,10 +138,58 @@ fn done(job: Job, meta: Meta, rows: DocRows, follow: FollowUps) -> Done {
         doc: Doc {
             operation: job.operation().name(),
             entity: job.entity(),
-            raw: meta.raw,
+            raw: Some(meta.raw),
             rows,
         },
         follow,
+    }
+}
+
+/// A deleted project whose information the service no longer serves: nothing is
+/// written, and its stored information counts as seen, so a complete sync does
+/// not mark it removed (its compute still belongs to its organization's year).
+fn kept(job: Job, project: i64, attempts: u32) -> Done {
+    Done {
+        attempts,
+        server_time: None,
+        doc: Doc {
+            operation: job.operation().name(),
+            entity: job.entity(),
+            raw: None,
+            rows: rows::kept(&spec::PROJECT_INFO, vec![project.into()]),
+        },
+        follow: FollowUps::default(),
+    }
+}
+
+/// Ids of listed projects, with whether each is soft-deleted.
+fn project_ids(projects: &[crate::api::models::Project]) -> Vec<(i64, bool)> {
+    projects
+        .iter()
+        .filter_map(|p| Some((p.id?, p.deleted_date.is_some())))
+        .collect()
+}
+
+/// Whether a failure says the project does not exist (any more): HTTP 404, or
+/// `success: false` with a message naming a missing project.
+fn is_gone(error: &ApiError) -> bool {
+    match error {
+        ApiError::Http { status, .. } => *status == 404,
+        ApiError::Unsuccessful { message, .. } => {
+            let message = message.to_ascii_lowercase();
+            message.contains("project")
+                && [
+                    "not found",
+                    "does not exist",
+                    "no longer exists",
+                    "deleted",
+                    "missing",
+                    "unknown",
+                ]
+                .iter()
+                .any(|phrase| message.contains(phrase))
+        }
+        _ => false,
     }
 }
 
@@ -154,9 +212,17 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
                 .as_ref()
                 .map(|o| o.users.iter().filter_map(|m| m.id).collect())
                 .unwrap_or_default();
+            // The organization lists its soft-deleted projects too, which the
+            // project lists (operations 5 and 7) leave out.
+            let projects = value
+                .organization
+                .as_ref()
+                .map(|o| project_ids(&o.projects))
+                .unwrap_or_default();
             let rows = rows::organization(id, &value);
             let follow = FollowUps {
                 users,
+                projects,
                 ..FollowUps::default()
             };
             done(job, meta, rows, follow)
@@ -178,12 +244,7 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
                 client.list_projects().await?
             };
             let (value, meta) = split(f);
-            let projects = value
-                .projects
-                .iter()
-                .filter(|p| p.deleted_date.is_none())
-                .filter_map(|p| p.id)
-                .collect();
+            let projects = project_ids(&value.projects);
             let rows = rows::project_list(value.projects, op.name());
             let follow = FollowUps {
                 projects,
@@ -191,15 +252,55 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
             };
             done(job, meta, rows, follow)
         }
-        Job::ProjectInfo(id) => {
-            let mut f = client.get_project_info(id, None).await?;
+        Job::ProjectInfo { project, deleted } => {
+            let mut f = match client.get_project_info(project, None).await {
+                Ok(f) => f,
+                Err(failure) if deleted && is_gone(&failure.error) => {
+                    tracing::debug!(project, error = %failure.error, "deleted project no longer served; its stored information stays");
+                    return Ok(kept(job, project, failure.attempts));
+                }
+                Err(failure) => return Err(failure),
+            };
             if !store_secrets {
                 // The raw body is kept in the mirror; development keys must not be.
                 f.raw = crate::api::secret_scrub::redact_body(&f.raw);
             }
             let (value, meta) = split(f);
-            let rows = rows::project_info(id, &value, store_secrets);
+            let rows = rows::project_info(project, &value, store_secrets);
             done(job, meta, rows, FollowUps::default())
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_missing_project_counts_as_gone() {
+        let op = Operation::GetProjectInfo;
+        let url = || "http://127.0.0.1:9/v1/api/7".to_string();
+        let http = |status| ApiError::Http {
+            op,
+            url: url(),
+            status,
+            excerpt: String::new(),
+            retry_after: None,
+        };
+        let unsuccessful = |message: &str| ApiError::Unsuccessful {
+            op,
+            url: url(),
+            message: message.to_string(),
+        };
+        assert!(is_gone(&http(404)));
+        assert!(is_gone(&unsuccessful("Project 7 not found")));
+        assert!(is_gone(&unsuccessful("This project has been deleted")));
+        assert!(!is_gone(&http(403)), "a refusal is not an absence");
+        assert!(!is_gone(&http(500)));
+        assert!(!is_gone(&unsuccessful("Internal error")));
+        assert!(
+            !is_gone(&unsuccessful("User not found")),
+            "names no project"
+        );
+    }
 }

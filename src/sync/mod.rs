@@ -374,9 +374,9 @@ impl Crawl {
                         }
                     }
                 }
-                for project in &done.follow.projects {
-                    if self.projects.insert(*project) {
-                        self.spawn(Job::ProjectInfo(*project));
+                for &(project, deleted) in &done.follow.projects {
+                    if self.projects.insert(project) {
+                        self.spawn(Job::ProjectInfo { project, deleted });
                     }
                 }
                 let problems = done.doc.rows.problems.len() as u64;

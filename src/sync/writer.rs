@@ -47,8 +47,9 @@ pub struct Doc {
     /// Entity key (`raw_documents.entity`), e.g. the organization id.
     pub entity: String,
     /// The body as received, encoded for storage (see [`crate::mirror::raw`]), kept
-    /// so fields the models do not name survive.
-    pub raw: crate::mirror::raw::Encoded,
+    /// so fields the models do not name survive. `None` when nothing was received
+    /// and the stored body stays.
+    pub raw: Option<crate::mirror::raw::Encoded>,
     /// The rows it becomes.
     pub rows: DocRows,
 }
@@ -184,7 +185,7 @@ impl Batch {
         self.docs += 1;
         match msg {
             WriterMsg::Doc(doc) => {
-                self.bytes += doc.raw.size;
+                self.bytes += doc.raw.as_ref().map_or(0, |raw| raw.size);
                 let stats = apply_doc(tx, writers, stamp, *doc, seen)?;
                 self.stats.add(stats);
             }
@@ -305,7 +306,9 @@ fn apply_doc(
     doc: Doc,
     seen: &mut Seen,
 ) -> Result<WriteStats, MirrorError> {
-    store_raw(tx, stamp, &doc)?;
+    if let Some(raw) = &doc.raw {
+        store_raw(tx, stamp, &doc, raw)?;
+    }
     let mut stats = WriteStats::default();
     for set in doc.rows.sets {
         match set {
@@ -323,6 +326,12 @@ fn apply_doc(
                     .insert(key_text(&scope));
                 let written = table_writer(writers, table.name)?.replace_scope(&scope, rows)?;
                 stats.add(count_once(written, first));
+            }
+            RowSet::Kept { table, key } => {
+                seen.roots
+                    .entry(table.name)
+                    .or_default()
+                    .insert(key_text(&key));
             }
         }
     }
@@ -352,8 +361,13 @@ fn table_writer<'a, 'c>(
 }
 
 /// Keeps the latest body of each document; rewritten only when it changed.
-fn store_raw(tx: &Transaction, stamp: &RunStamp, doc: &Doc) -> Result<(), MirrorError> {
-    let hash = &doc.raw.hash;
+fn store_raw(
+    tx: &Transaction,
+    stamp: &RunStamp,
+    doc: &Doc,
+    raw: &crate::mirror::raw::Encoded,
+) -> Result<(), MirrorError> {
+    let hash = &raw.hash;
     let old: Option<Vec<u8>> = tx
         .prepare_cached(
             "SELECT content_hash FROM raw_documents WHERE operation = ?1 AND entity = ?2",
@@ -371,8 +385,8 @@ fn store_raw(tx: &Transaction, stamp: &RunStamp, doc: &Doc) -> Result<(), Mirror
         doc.operation,
         doc.entity,
         hash,
-        doc.raw.encoding,
-        doc.raw.body,
+        raw.encoding,
+        raw.body,
         stamp.run_id,
         now_text()
     ])?;

@@ -14,6 +14,7 @@ mod error_messages;
 mod faults;
 mod first_use;
 mod html;
+mod numbers;
 mod parsing_props;
 mod report_cli;
 mod reports_e2e;

@@ -15,7 +15,7 @@ struct Served {
     users: usize,
     daily_metrics: usize,
     trials: usize,
-    active_projects: usize,
+    listed_projects: usize,
 }
 
 async fn served(sb: &orgledger_sandbox::SandboxHandle) -> Served {
@@ -29,12 +29,15 @@ async fn served(sb: &orgledger_sandbox::SandboxHandle) -> Served {
         .organizations;
     let mut members = 0;
     let mut users = HashSet::new();
+    let mut projects: HashSet<i64> = HashSet::new();
     for org in &orgs {
         let id = org.id.expect("org id");
         let full = c.get_organization(id).await.expect("op 1").value;
-        let list = full.organization.expect("organization").users;
-        members += list.len();
-        users.extend(list.iter().filter_map(|u| u.id));
+        let org = full.organization.expect("organization");
+        members += org.users.len();
+        users.extend(org.users.iter().filter_map(|u| u.id));
+        // Soft-deleted projects are listed here, and their information is fetched.
+        projects.extend(org.projects.iter().filter_map(|p| p.id));
     }
     let (mut daily_metrics, mut trials) = (0, 0);
     for user in &users {
@@ -48,23 +51,16 @@ async fn served(sb: &orgledger_sandbox::SandboxHandle) -> Served {
         let days: HashSet<_> = u
             .daily_metrics
             .iter()
-            .filter_map(|m| m.date.map(|d| d.date()))
+            .filter_map(|m| m.date.map(|d| d.day()))
             .collect();
         daily_metrics += days.len();
         trials += u.trials.len();
     }
-    let mut projects: HashSet<i64> = HashSet::new();
     for list in [
         c.list_projects().await.expect("op 5"),
         c.list_user_projects().await.expect("op 7"),
     ] {
-        projects.extend(
-            list.value
-                .projects
-                .iter()
-                .filter(|p| p.deleted_date.is_none())
-                .filter_map(|p| p.id),
-        );
+        projects.extend(list.value.projects.iter().filter_map(|p| p.id));
     }
     Served {
         orgs: orgs.len(),
@@ -72,7 +68,7 @@ async fn served(sb: &orgledger_sandbox::SandboxHandle) -> Served {
         users: users.len(),
         daily_metrics,
         trials,
-        active_projects: projects.len(),
+        listed_projects: projects.len(),
     }
 }
 
@@ -105,7 +101,7 @@ async fn stores_everything_served_then_rewrites_nothing(profile: Profile) {
         ("users", api.users),
         ("daily_metrics", api.daily_metrics),
         ("trials", api.trials),
-        ("project_info", api.active_projects),
+        ("project_info", api.listed_projects),
     ] {
         let stored = common::count(&conn, &format!("SELECT COUNT(*) FROM {table}")) as usize;
         assert_eq!(stored, served, "{table}: stored vs served by the API");

@@ -3,7 +3,7 @@
 use super::envelope::impl_api_response;
 use super::user::user_record;
 use super::{EntitlementLimits, Experiment, Project};
-use crate::api::tolerant::Timestamp;
+use crate::api::tolerant::{DatedTimestamp, Timestamp};
 use serde::{Deserialize, Serialize};
 
 user_record! {
@@ -118,8 +118,8 @@ pub struct Trial {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DailyMetrics {
-    /// The day measured.
-    pub date: Option<Timestamp>,
+    /// The day measured, as written (its offset names the calendar day).
+    pub date: Option<DatedTimestamp>,
     /// Total users.
     #[serde(default, deserialize_with = "crate::api::tolerant::opt_i64")]
     pub total_users: Option<i64>,
@@ -296,7 +296,7 @@ mod tests {
         assert_eq!(day.total_storage_size_bytes, Some(1_099_511_627_776));
         assert_eq!(day.compute_time_seconds, Some(7200));
         assert_eq!(
-            day.date.map(|d| d.date().to_string()).as_deref(),
+            day.date.map(|d| d.day().to_string()).as_deref(),
             Some("2026-01-30")
         );
         assert_eq!(user.projects[0].id, Some(4711));
