@@ -8,6 +8,27 @@ use crate::report::testkit::*;
 use polars::prelude::*;
 use rusqlite::types::Value;
 
+/// The row of one entity's period.
+fn period_row(df: &DataFrame, kind: &str, id: &str, period: &str, start: &str) -> usize {
+    find(
+        df,
+        &[
+            ("entity_type", kind),
+            ("entity_id", id),
+            ("period", period),
+            ("period_start", start),
+        ],
+    )
+}
+
+/// Asserts several numeric cells of one row.
+#[track_caller]
+fn assert_nums(df: &DataFrame, row: usize, wants: &[(&str, Option<f64>)]) {
+    for (column, want) in wants {
+        assert_num(df, row, column, *want);
+    }
+}
+
 /// Day `d` of March 2025 for user 7: cpu = d, gpu = 1 on even days, so compute =
 /// d + 3 on even days and d on odd days; 2025-03-25 has no record.
 fn march_day(user: i64, d: i64) -> Vec<(&'static str, Value)> {
@@ -82,17 +103,8 @@ fn rolling_sums_periods_and_changes() {
     });
     let out = m.report("2025-03-31", &["compute_trends"]);
     let df = &out.frames["compute_trends"];
-    let row = |kind: &str, id: &str, period: &str, start: &str| {
-        find(
-            df,
-            &[
-                ("entity_type", kind),
-                ("entity_id", id),
-                ("period", period),
-                ("period_start", start),
-            ],
-        )
-    };
+    let row =
+        |kind: &str, id: &str, period: &str, start: &str| period_row(df, kind, id, period, start);
 
     // User 7, days: 20→23, 21→21, 22→25, 23→23, 24→27, 25→0 (no record), 26→29,
     // 27→27, 28→31, 29→29, 30→33, 31→31.
@@ -290,17 +302,8 @@ fn a_user_whose_metrics_stop_ten_days_before_t_counts_zeros_up_to_t() {
     );
     let out = m.report("2025-04-16", &["compute_trends"]);
     let df = &out.frames["compute_trends"];
-    let row = |kind: &str, id: &str, period: &str, start: &str| {
-        find(
-            df,
-            &[
-                ("entity_type", kind),
-                ("entity_id", id),
-                ("period", period),
-                ("period_start", start),
-            ],
-        )
-    };
+    let row =
+        |kind: &str, id: &str, period: &str, start: &str| period_row(df, kind, id, period, start);
     let complete = |r: usize| text_of(df, r, "period_complete");
 
     // User 7 has a row for each of the last 30 days (2025-03-18 ..= T), the last ten 0.
@@ -317,15 +320,19 @@ fn a_user_whose_metrics_stop_ten_days_before_t_counts_zeros_up_to_t() {
         assert_num(df, r, "compute_seconds", Some(0.0));
         assert_num(df, r, "cpu_seconds", Some(0.0));
     }
-    let r = row("user", "7", "day", "2025-04-16");
-    // Nothing in the 7 days to T.
-    assert_num(df, r, "rolling_7d", Some(0.0));
-    // 2025-03-18 ..= 2025-04-06: 20 days of 10 s.
-    assert_num(df, r, "rolling_30d", Some(200.0));
-    // The 30 days to 2025-03-17: 2025-03-01 ..= 2025-03-17, 17 days of 10 s.
-    assert_num(df, r, "rolling_30d_prev", Some(170.0));
-    // A day after a zero day has no change.
-    assert_num(df, r, "change_pct", None);
+    // At T: nothing in the 7 days to T; 2025-03-18 ..= 2025-04-06 in the 30 days
+    // (20 days of 10 s); 2025-03-01 ..= 2025-03-17 in the 30 days before those (17
+    // days of 10 s); no change after a zero day.
+    assert_nums(
+        df,
+        row("user", "7", "day", "2025-04-16"),
+        &[
+            ("rolling_7d", Some(0.0)),
+            ("rolling_30d", Some(200.0)),
+            ("rolling_30d_prev", Some(170.0)),
+            ("change_pct", None),
+        ],
+    );
     // The last 0 follows the record of T − 10: (0 − 10) / 10 = −100 %.
     assert_num(
         df,
@@ -373,15 +380,26 @@ fn a_user_whose_metrics_stop_ten_days_before_t_counts_zeros_up_to_t() {
 
     // White label 1 at T: user 7's 0 + user 8's 16; 7 days: 10 + … + 16 = 91;
     // 30 days: user 7's 200 + user 8's 136 = 336.
-    let r = row("whitelabel", "1", "day", "2025-04-16");
-    assert_num(df, r, "compute_seconds", Some(16.0));
-    assert_num(df, r, "rolling_7d", Some(91.0));
-    assert_num(df, r, "rolling_30d", Some(336.0));
+    assert_nums(
+        df,
+        row("whitelabel", "1", "day", "2025-04-16"),
+        &[
+            ("compute_seconds", Some(16.0)),
+            ("rolling_7d", Some(91.0)),
+            ("rolling_30d", Some(336.0)),
+        ],
+    );
     // White label 2's only user stopped at T − 10: its series still reaches T.
     let r = row("whitelabel", "2", "day", "2025-04-16");
-    assert_num(df, r, "compute_seconds", Some(0.0));
-    assert_num(df, r, "rolling_7d", Some(0.0));
-    assert_num(df, r, "rolling_30d", Some(12.0));
+    assert_nums(
+        df,
+        r,
+        &[
+            ("compute_seconds", Some(0.0)),
+            ("rolling_7d", Some(0.0)),
+            ("rolling_30d", Some(12.0)),
+        ],
+    );
     assert_eq!(complete(r), "false");
     assert_eq!(
         complete(row("whitelabel", "2", "day", "2025-04-15")),
@@ -410,17 +428,7 @@ fn the_month_of_t_compares_the_same_days_of_the_month_before_capped_at_its_lengt
     write_users(&mut m, "2025-03-30T06:00:00.000Z", &[(7, 100, days)]);
     let out = m.report("2025-03-30", &["compute_trends"]);
     let df = &out.frames["compute_trends"];
-    let row = |period: &str, start: &str| {
-        find(
-            df,
-            &[
-                ("entity_type", "user"),
-                ("entity_id", "7"),
-                ("period", period),
-                ("period_start", start),
-            ],
-        )
-    };
+    let row = |period: &str, start: &str| period_row(df, "user", "7", period, start);
     // March so far: 60, against the whole of February (28 days, 28 s), not 30 days
     // reaching into March: (60 − 28) / 28 = 114.2857… %.
     let r = row("month", "2025-03-01");
