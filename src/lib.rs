@@ -11,11 +11,11 @@
 pub mod api;
 pub(crate) mod cause;
 pub mod cli;
-pub mod config;
+pub(crate) mod config;
 pub mod mirror;
 pub mod report;
 #[cfg(any(feature = "sandbox", test))]
 pub use orgledger_sandbox as sandbox;
-pub mod schedule;
-pub mod shutdown;
+pub(crate) mod schedule;
+pub(crate) mod shutdown;
 pub mod sync;

@@ -13,8 +13,8 @@
 //! `sync_errors`, keeps its previous version, and makes the run `partial`.
 
 pub mod jobs;
-pub mod progress;
-pub mod writer;
+pub(crate) mod progress;
+pub(crate) mod writer;
 
 use crate::api::{Client, Failure, Operation};
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
