@@ -138,7 +138,7 @@ pub(crate) fn api_key(seed: u64, kind: &str, id: i64) -> String {
 }
 
 fn sha_hex(text: &str) -> String {
-    hex(&Sha256::digest(text.as_bytes()))
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 fn base64url(bytes: &[u8]) -> String {

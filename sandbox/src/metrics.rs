@@ -374,7 +374,7 @@ fn push_int(out: &mut Vec<u8>, v: i64) {
 /// One record as compact JSON, in the field order of `DailyMetric`'s derived Serialize.
 fn write_metric(out: &mut Vec<u8>, m: &DailyMetric) {
     out.extend_from_slice(b"{\"date\":\"");
-    out.extend_from_slice(&Iso::of(&m.date).bytes());
+    out.extend_from_slice(Iso::of(&m.date).text().as_bytes());
     let ints: [(&[u8], i64); 18] = [
         (b"\",\"totalUsers\":", m.total_users),
         (b",\"totalStaffUsers\":", m.total_staff_users),
@@ -409,7 +409,7 @@ fn write_metric(out: &mut Vec<u8>, m: &DailyMetric) {
         push_int(out, value);
     }
     out.extend_from_slice(b",\"computeTimeCalculatedSince\":\"");
-    out.extend_from_slice(&Iso::of(&m.compute_time_calculated_since).bytes());
+    out.extend_from_slice(Iso::of(&m.compute_time_calculated_since).text().as_bytes());
     out.extend_from_slice(b"\"}");
 }
 

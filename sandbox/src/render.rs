@@ -15,7 +15,7 @@ use super::world::{
     User, WorldState,
 };
 
-/// A timestamp written as `YYYY-MM-DDTHH:MM:SS.000Z` without going through a formatter.
+/// A timestamp (seconds since the epoch) written as `YYYY-MM-DDTHH:MM:SS.000Z`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Iso(pub i64);
 
@@ -24,49 +24,17 @@ impl Iso {
         Iso(t.timestamp())
     }
 
-    /// The 24 ASCII bytes of the timestamp.
-    pub fn bytes(self) -> [u8; 24] {
-        let secs = self.0;
-        let days = secs.div_euclid(86_400);
-        let rem = secs.rem_euclid(86_400);
-        let (y, m, d) = civil_from_days(days);
-        let y = y.clamp(0, 9999) as u32;
-        let mut b = *b"0000-00-00T00:00:00.000Z";
-        let put = |b: &mut [u8; 24], at: usize, v: u32, width: usize| {
-            let mut v = v;
-            for i in (0..width).rev() {
-                b[at + i] = b'0' + (v % 10) as u8;
-                v /= 10;
-            }
-        };
-        put(&mut b, 0, y, 4);
-        put(&mut b, 5, m, 2);
-        put(&mut b, 8, d, 2);
-        put(&mut b, 11, (rem / 3600) as u32, 2);
-        put(&mut b, 14, (rem / 60 % 60) as u32, 2);
-        put(&mut b, 17, (rem % 60) as u32, 2);
-        b
+    /// The timestamp's text (the epoch for seconds outside chrono's range).
+    pub fn text(self) -> String {
+        chrono::DateTime::from_timestamp(self.0, 0)
+            .unwrap_or_default()
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
     }
-}
-
-/// Days since 1970-01-01 to (year, month, day) (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 impl Serialize for Iso {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let b = self.bytes();
-        s.serialize_str(std::str::from_utf8(&b).unwrap_or("1970-01-01T00:00:00.000Z"))
+        s.serialize_str(&self.text())
     }
 }
 

@@ -396,7 +396,7 @@ impl World {
     /// A fingerprint of the whole world (for determinism tests).
     pub fn digest(&self) -> String {
         let text = format!("{self:?}");
-        hex(&Sha256::digest(text.as_bytes()))
+        hex::encode(Sha256::digest(text.as_bytes()))
     }
 
     /// Moves the clock forward by `days` whole days. Each simulated day is seeded by
@@ -770,16 +770,6 @@ impl World {
 /// out of its random arrivals and departures so each case stays what it is.
 fn is_hard_case(id: i64, first: i64) -> bool {
     (first - 100..first).contains(&id)
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }
 
 /// The world plus the lookup indices the server needs; rebuilt after each mutation.

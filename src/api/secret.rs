@@ -33,7 +33,7 @@ impl Secret {
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
         let digest = Sha256::digest(self.0.as_bytes());
-        digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+        hex::encode(&digest[..6])
     }
 }
 

@@ -34,9 +34,7 @@ pub fn collect(stmt: &mut Statement<'_>) -> rusqlite::Result<ResultSet> {
                 ValueRef::Integer(v) => Value::from(v),
                 ValueRef::Real(v) => Value::from(v),
                 ValueRef::Text(t) => Value::from(String::from_utf8_lossy(t).into_owned()),
-                ValueRef::Blob(b) => {
-                    Value::from(b.iter().map(|x| format!("{x:02x}")).collect::<String>())
-                }
+                ValueRef::Blob(b) => Value::from(hex::encode(b)),
             });
         }
         rows.push(cells);

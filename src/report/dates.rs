@@ -28,46 +28,24 @@ pub fn parse_day(text: &str) -> Option<i64> {
     parse_day_bytes(text.as_bytes())
 }
 
-/// [`parse_day`] on raw bytes (called once per value of large columns, so it does
-/// the calendar arithmetic itself instead of building a date).
+/// [`parse_day`] on raw bytes (called once per value of large columns, so it reads
+/// the digits itself and leaves only the calendar check to chrono).
 pub fn parse_day_bytes(b: &[u8]) -> Option<i64> {
     if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
     }
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        let mut n = 0i64;
-        for &c in &b[range] {
-            if !c.is_ascii_digit() {
-                return None;
-            }
-            n = n * 10 + i64::from(c - b'0');
-        }
-        Some(n)
+    let num = |range: std::ops::Range<usize>| -> Option<u32> {
+        b[range].iter().try_fold(0u32, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
     };
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-    let month_days = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return None,
-    };
-    if d < 1 || d > month_days {
-        return None;
-    }
-    // Days from civil (H. Hinnant): years start in March so leap days come last.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
+    let year = i32::try_from(num(0..4)?).ok()?;
+    NaiveDate::from_ymd_opt(year, num(5..7)?, num(8..10)?).map(day_of)
 }
 
-/// Monday of the ISO week of a day (1970-01-01 was a Thursday).
+/// Monday of the ISO week of a day (the day itself outside chrono's range of dates).
 pub fn week_start(day: i64) -> i64 {
-    day - (day + 3).rem_euclid(7)
+    date_of(day).map_or(day, |d| day - i64::from(d.weekday().num_days_from_monday()))
 }
 
 /// First day of the calendar month of a day.

@@ -37,7 +37,7 @@ impl<W: Write> HashingWriter<W> {
 
     /// The inner writer, the hex SHA-256 and the byte count.
     pub fn finish(self) -> (W, String, u64) {
-        (self.inner, hex(&self.hasher.finalize()), self.bytes)
+        (self.inner, hex::encode(self.hasher.finalize()), self.bytes)
     }
 }
 
@@ -52,17 +52,6 @@ impl<W: Write> Write for HashingWriter<W> {
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
     }
-}
-
-/// Lower-case hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    out
 }
 
 /// One column's values, in the form the writers need.
@@ -506,6 +495,5 @@ mod tests {
         assert_eq!(integral(1_152_921_504_606_846_976.0), Some(1 << 60));
         assert_eq!(integral(-9_223_372_036_854_775_808.0), Some(i64::MIN));
         assert_eq!(integral(9_223_372_036_854_775_808.0), None);
-        assert_eq!(hex(&[0x00, 0xab, 0x10]), "00ab10");
     }
 }

@@ -399,7 +399,7 @@ fn value_text(value: ValueRef<'_>) -> String {
         ValueRef::Integer(n) => n.to_string(),
         ValueRef::Real(f) => fmt_f64(f),
         ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-        ValueRef::Blob(b) => b.iter().map(|x| format!("{x:02x}")).collect(),
+        ValueRef::Blob(b) => hex::encode(b),
     }
 }
 

@@ -8,7 +8,9 @@
 
 use crate::report::error::{ReportError, pl};
 use polars::prelude::{DataFrame, DataType, IntoColumn, StringChunked};
+use regex::Regex;
 use sha2::{Digest, Sha256};
+use std::sync::LazyLock;
 
 /// Column names (exact, lower case) that hold a person's name.
 const PERSON_COLUMNS: &[&str] = &[
@@ -25,7 +27,7 @@ const PERSON_COLUMNS: &[&str] = &[
 /// The pseudonym of a value.
 pub fn pseudonym(value: &str) -> String {
     let digest = Sha256::digest(value.trim().to_lowercase().as_bytes());
-    format!("user-{}", &crate::report::export::hex(&digest[..4]))
+    format!("user-{}", hex::encode(&digest[..4]))
 }
 
 /// How one text column is treated.
@@ -90,48 +92,21 @@ pub fn redact(report: &str, df: DataFrame, custom: bool) -> Result<DataFrame, Re
     DataFrame::new(df.height(), columns).map_err(pl(report, "redacting"))
 }
 
+/// An e-mail address inside free text: a local part, `@`, and a domain of at least
+/// two dot-separated labels. `\w` is Unicode-aware, so internationalized addresses
+/// match too; a sentence's final dot is not part of the domain.
+static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[\w.%+'-]+@[\w-]+(?:\.[\w-]+)+").expect("the e-mail pattern is valid")
+});
+
 /// Replaces every e-mail address inside a text with its pseudonym.
 pub fn scrub_emails(text: &str) -> String {
     if !text.contains('@') {
         return text.to_string();
     }
-    let bytes = text.as_bytes();
-    // Bytes >= 0x80 are parts of non-ASCII letters (internationalized addresses);
-    // including them keeps every cut on a character boundary.
-    let local = |c: u8| c.is_ascii_alphanumeric() || c >= 0x80 || b"._%+-'".contains(&c);
-    let domain = |c: u8| c.is_ascii_alphanumeric() || c >= 0x80 || c == b'.' || c == b'-';
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'@' {
-            i += 1;
-            continue;
-        }
-        let mut start = i;
-        while start > copied && local(bytes[start - 1]) {
-            start -= 1;
-        }
-        let mut end = i + 1;
-        while end < bytes.len() && domain(bytes[end]) {
-            end += 1;
-        }
-        // Trailing dots belong to the sentence, not the domain.
-        while end > i + 1 && bytes[end - 1] == b'.' {
-            end -= 1;
-        }
-        let dom = &text[i + 1..end];
-        if start < i && dom.contains('.') && !dom.starts_with('.') {
-            out.push_str(&text[copied..start]);
-            out.push_str(&pseudonym(&text[start..end]));
-            copied = end;
-            i = end;
-        } else {
-            i += 1;
-        }
-    }
-    out.push_str(&text[copied..]);
-    out
+    EMAIL
+        .replace_all(text, |m: &regex::Captures<'_>| pseudonym(&m[0]))
+        .into_owned()
 }
 
 #[cfg(test)]

@@ -104,7 +104,7 @@ fn write_query(m: &TestMirror, relative: &str, sql: &str) {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    crate::report::export::hex(&Sha256::digest(bytes))
+    hex::encode(Sha256::digest(bytes))
 }
 
 #[test]
