@@ -16,7 +16,7 @@ const FAULTS: &str = "5xx=0.1,429=0.05,slow=0.02,malformed=0.02,truncated=0.02,e
 const HEAVY_FAULTS: &str = "5xx=0.3,429=0.1,malformed=0.05,truncated=0.05,envelope=0.05";
 
 /// Syncs a clean sandbox of the profile and returns the mirror digest.
-async fn clean_digest(profile: Profile) -> String {
+pub(crate) async fn clean_digest(profile: Profile) -> String {
     let sb = common::sandbox(profile).await;
     let (_dir, db) = common::scratch();
     let outcome = sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
