@@ -1,22 +1,112 @@
 -- entitlements: the inputs of the entitlement report, one row per organization that
--- is not deleted at the as-of date. The report's job turns each row into five rows
--- (storage_bytes, compute_seconds, gpu_compute_seconds, projects, users) and derives
--- pct_used, remaining, status, daily_rate and projected_exhaustion.
+-- is not deleted at the as-of date, known either through operation 1 (`organizations`)
+-- or only through users' organization summaries (operation 2). The report's job turns
+-- each row into five rows (storage_bytes, compute_seconds, gpu_compute_seconds,
+-- projects, users) and derives pct_used, remaining, status, daily_rate and
+-- projected_exhaustion.
 --
 -- Table names are the mirror's; the as-of views make them show the state at the end
 -- of the as-of day. Parameters: :as_of (YYYY-MM-DD) and :cutoff (the next midnight,
 -- exclusive, as mirror timestamp text). The job also runs this section as of an
 -- earlier date (30 days back, or the first sync if later) for the daily rate.
 --
--- Columns the job needs: organization_id, organization_name, limit_* (5), the regular
--- sources storage_bytes, compute_seconds, projects, users, and the developer-profile
--- daily metrics dm_* (latest record on or before :as_of) and dm_prev_* (latest record
--- on or before 30 days earlier).
+-- Columns the job needs: organization_id, organization_name, limit_* (5) with
+-- limit_source_* (5), the regular sources storage_bytes, compute_seconds, projects,
+-- users with source_* (4), and the developer-profile daily metrics dm_* (latest record
+-- on or before :as_of) and dm_prev_* (latest record on or before 30 days earlier).
 
 -- part: organizations
 WITH
+-- The user a developer profile belongs to, as the data says it, best evidence first:
+-- the user its projects name as `developerProfileUserId`, the admin whose organization
+-- summary marks it a developer profile, its admin member (operation 1), any user
+-- whose summary marks it one, and last its only member. A pending second member is
+-- never the profile's user while one of the others names someone.
+dev_claims AS (
+    SELECT owner_organization_id AS organization_id, developer_profile_user_id AS user_id,
+           1 AS rank
+    FROM projects
+    WHERE owner_organization_id IS NOT NULL AND developer_profile_user_id IS NOT NULL
+    UNION ALL
+    SELECT organization_id, user_id, CASE WHEN is_admin = 1 THEN 2 ELSE 4 END
+    FROM user_organizations
+    WHERE is_developer_profile = 1
+    UNION ALL
+    SELECT m.organization_id, m.user_id, 3
+    FROM organization_members m
+    JOIN organizations o ON o.id = m.organization_id AND o.is_developer_profile = 1
+    WHERE m.role = 'admin'
+    UNION ALL
+    SELECT m.organization_id, MIN(m.user_id), 5
+    FROM organization_members m
+    JOIN organizations o ON o.id = m.organization_id AND o.is_developer_profile = 1
+    GROUP BY m.organization_id
+    HAVING COUNT(*) = 1
+),
+dev_user AS (
+    SELECT organization_id, user_id
+    FROM (SELECT organization_id, user_id,
+                 ROW_NUMBER() OVER (PARTITION BY organization_id ORDER BY rank, user_id) AS k
+          FROM dev_claims)
+    WHERE k = 1
+),
+-- Each user's developer-profile organization, when the data names exactly one: the
+-- organization of a project whose owner organization is left out (null).
+user_profile AS (
+    SELECT user_id, MIN(organization_id) AS organization_id
+    FROM (SELECT user_id, organization_id FROM dev_user
+          UNION
+          SELECT l.user_id, l.organization_id
+          FROM user_organization_links l
+          JOIN organizations o ON o.id = l.organization_id AND o.is_developer_profile = 1
+          WHERE NOT EXISTS (SELECT 1 FROM dev_user d
+                            WHERE d.organization_id = l.organization_id))
+    GROUP BY user_id
+    HAVING COUNT(DISTINCT organization_id) = 1
+),
+attributed AS (
+    SELECT p.id, p.deleted_date,
+           COALESCE(p.owner_organization_id, up.organization_id) AS organization_id
+    FROM projects p
+    LEFT JOIN user_profile up
+      ON p.owner_organization_id IS NULL
+     AND up.user_id = COALESCE(p.developer_profile_user_id, p.owner_user_id)
+),
+-- Organizations known only through users' organization summaries (operation 2), e.g.
+-- when the credentials cannot read them through operation 1: one row per organization.
+summary_only AS (
+    SELECT s.organization_id AS id,
+           MIN(s.name) AS name,
+           MAX(s.is_developer_profile) AS is_developer_profile,
+           MAX(s.user_count) AS user_count
+    FROM user_organizations s
+    WHERE NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = s.organization_id)
+    GROUP BY s.organization_id
+),
+-- The summaries' limits of every organization, for those operation 1 leaves empty.
+summary_limits AS (
+    SELECT organization_id,
+           MAX(limit_total_storage) AS storage,
+           MAX(limit_compute_time_per_year) AS compute,
+           MAX(limit_gpu_compute_time_per_year) AS gpu,
+           MAX(limit_number_of_projects) AS projects,
+           MAX(limit_number_of_users) AS users
+    FROM user_organizations
+    GROUP BY organization_id
+),
+orgs AS (
+    SELECT id, name, is_developer_profile, 'organization' AS known_from, NULL AS user_count,
+           limit_total_storage, limit_compute_time_per_year, limit_gpu_compute_time_per_year,
+           limit_number_of_projects, limit_number_of_users
+    FROM organizations
+    WHERE deleted_date IS NULL OR deleted_date >= :cutoff
+    UNION ALL
+    SELECT id, name, is_developer_profile, 'user_summary', user_count,
+           NULL, NULL, NULL, NULL, NULL
+    FROM summary_only
+),
 members AS (
-    SELECT organization_id, COUNT(*) AS n, MIN(user_id) AS user_id
+    SELECT organization_id, COUNT(*) AS n
     FROM organization_members
     GROUP BY organization_id
 ),
@@ -26,31 +116,23 @@ storage AS (
     GROUP BY organization_id
 ),
 live_projects AS (
-    SELECT owner_organization_id AS organization_id, COUNT(*) AS n
-    FROM projects
+    SELECT organization_id, COUNT(*) AS n
+    FROM attributed
     WHERE deleted_date IS NULL OR deleted_date >= :cutoff
-    GROUP BY owner_organization_id
+    GROUP BY organization_id
 ),
 compute AS (
     -- Summed over all the organization's projects, soft-deleted ones included (their
     -- compute was used in the contract year). NULL (no data) when none of its projects
     -- has project info; an organization without projects has no row here and gets 0.
-    SELECT p.owner_organization_id AS organization_id,
-           SUM(i.compute_time_used_ms) / 1000.0 AS seconds
-    FROM projects p
-    LEFT JOIN project_info i ON i.project_id = p.id
-    GROUP BY p.owner_organization_id
-),
-dev_user AS (
-    -- A developer profile's usage is its single member's daily metrics.
-    SELECT o.id AS organization_id, m.user_id
-    FROM organizations o
-    JOIN members m ON m.organization_id = o.id
-    WHERE o.is_developer_profile = 1 AND m.n = 1
+    SELECT a.organization_id, SUM(i.compute_time_used_ms) / 1000.0 AS seconds
+    FROM attributed a
+    LEFT JOIN project_info i ON i.project_id = a.id
+    GROUP BY a.organization_id
 ),
 dm_now AS (
-    -- Each developer's latest record on or before :as_of (an index seek per user).
-    SELECT d.user_id, d.day,
+    -- The profile user's latest record on or before :as_of (an index seek per user).
+    SELECT du.organization_id, d.day,
            d.total_storage_size_bytes AS storage_bytes,
            d.total_current_contract_compute_time_seconds AS compute_seconds,
            d.total_current_contract_gpu_compute_time_seconds AS gpu_compute_seconds,
@@ -65,7 +147,7 @@ dm_now AS (
 ),
 dm_prev AS (
     -- ... and on or before 30 days earlier.
-    SELECT d.user_id, d.day,
+    SELECT du.organization_id, d.day,
            d.total_storage_size_bytes AS storage_bytes,
            d.total_current_contract_compute_time_seconds AS compute_seconds,
            d.total_current_contract_gpu_compute_time_seconds AS gpu_compute_seconds,
@@ -82,15 +164,33 @@ SELECT
     o.id AS organization_id,
     o.name AS organization_name,
     o.is_developer_profile,
-    o.limit_total_storage AS limit_storage_bytes,
-    o.limit_compute_time_per_year AS limit_compute_seconds,
-    o.limit_gpu_compute_time_per_year AS limit_gpu_compute_seconds,
-    o.limit_number_of_projects AS limit_projects,
-    o.limit_number_of_users AS limit_users,
+    COALESCE(o.limit_total_storage, sl.storage) AS limit_storage_bytes,
+    COALESCE(o.limit_compute_time_per_year, sl.compute) AS limit_compute_seconds,
+    COALESCE(o.limit_gpu_compute_time_per_year, sl.gpu) AS limit_gpu_compute_seconds,
+    COALESCE(o.limit_number_of_projects, sl.projects) AS limit_projects,
+    COALESCE(o.limit_number_of_users, sl.users) AS limit_users,
+    CASE WHEN o.limit_total_storage IS NOT NULL THEN o.known_from
+         WHEN sl.storage IS NOT NULL THEN 'user_summary' END AS limit_source_storage_bytes,
+    CASE WHEN o.limit_compute_time_per_year IS NOT NULL THEN o.known_from
+         WHEN sl.compute IS NOT NULL THEN 'user_summary' END AS limit_source_compute_seconds,
+    CASE WHEN o.limit_gpu_compute_time_per_year IS NOT NULL THEN o.known_from
+         WHEN sl.gpu IS NOT NULL THEN 'user_summary' END AS limit_source_gpu_compute_seconds,
+    CASE WHEN o.limit_number_of_projects IS NOT NULL THEN o.known_from
+         WHEN sl.projects IS NOT NULL THEN 'user_summary' END AS limit_source_projects,
+    CASE WHEN o.limit_number_of_users IS NOT NULL THEN o.known_from
+         WHEN sl.users IS NOT NULL THEN 'user_summary' END AS limit_source_users,
     COALESCE(s.bytes, 0) AS storage_bytes,
+    'datasets' AS source_storage_bytes,
     CASE WHEN c.organization_id IS NULL THEN 0.0 ELSE c.seconds END AS compute_seconds,
+    'project_info+projects' AS source_compute_seconds,
     COALESCE(lp.n, 0) AS projects,
-    COALESCE(m.n, 0) AS users,
+    'projects' AS source_projects,
+    -- An organization known only through summaries has no member list: the summaries'
+    -- user count stands in.
+    CASE WHEN m.n IS NULL AND o.user_count IS NOT NULL THEN o.user_count
+         ELSE COALESCE(m.n, 0) END AS users,
+    CASE WHEN m.n IS NULL AND o.user_count IS NOT NULL THEN 'user_organizations'
+         ELSE 'organization_members' END AS source_users,
     dn.day AS dm_day,
     dn.storage_bytes AS dm_storage_bytes,
     dn.compute_seconds AS dm_compute_seconds,
@@ -103,13 +203,12 @@ SELECT
     dp.gpu_compute_seconds AS dm_prev_gpu_compute_seconds,
     dp.projects AS dm_prev_projects,
     dp.users AS dm_prev_users
-FROM organizations o
+FROM orgs o
+LEFT JOIN summary_limits sl ON sl.organization_id = o.id
 LEFT JOIN members m ON m.organization_id = o.id
 LEFT JOIN storage s ON s.organization_id = o.id
 LEFT JOIN live_projects lp ON lp.organization_id = o.id
 LEFT JOIN compute c ON c.organization_id = o.id
-LEFT JOIN dev_user du ON du.organization_id = o.id
-LEFT JOIN dm_now dn ON dn.user_id = du.user_id
-LEFT JOIN dm_prev dp ON dp.user_id = du.user_id
-WHERE o.deleted_date IS NULL OR o.deleted_date >= :cutoff
+LEFT JOIN dm_now dn ON dn.organization_id = o.id
+LEFT JOIN dm_prev dp ON dp.organization_id = o.id
 ORDER BY o.id;

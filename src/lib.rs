@@ -4,18 +4,53 @@
 //! Data flows one way: [`api`] fetches typed documents, [`sync`] decides what to fetch
 //! and hands the documents to [`mirror`], which keeps current state plus history in
 //! SQLite; [`report`] reads the mirror (never the network) and writes CSV/JSON/HTML.
-//! [`sandbox`] (the `orgledger-sandbox` crate, behind the default `sandbox` feature) is a
-//! real HTTP implementation of the API over a generated world, used by the demo, the
-//! tests and the benchmarks. See `docs/architecture.md` for the map.
+//! `docs/architecture.md` maps the modules, including the crate-internal ones.
+//!
+//! Most users want the `orgledger` binary; the library is what it is built from, and
+//! what the integration tests drive. The public modules, and where to start in each:
+//!
+//! * [`api`]: the client of the information service. Build a [`api::Client`] from a
+//!   [`api::ClientConfig`] (base URL plus [`api::Credentials`], whose keys are
+//!   [`api::secret::Secret`]s that never print); each operation is one async method
+//!   returning an [`api::Fetched`] document typed by [`api::models`], or an
+//!   [`api::Failure`]. [`api::pacing::Backoff`] tunes the retries.
+//!
+//! * [`sync`]: one sync run. [`sync::run`] takes a client and [`sync::SyncOptions`]
+//!   (the mirror file, which optional operations may be called) and returns a
+//!   [`sync::SyncOutcome`] (run id, [`mirror::runs::RunStatus`], counters, the first
+//!   failures). It holds the mirror's lock for the whole run.
+//!
+//! * [`mirror`]: the SQLite file. [`mirror::open_ro`] is how readers open it;
+//!   [`mirror::spec::TABLES`] describes every table and its columns, [`mirror::runs`]
+//!   the bookkeeping of sync runs, [`mirror::schema`] the migrations, and
+//!   [`mirror::lock::acquire`] the single-writer lock. Errors are
+//!   [`mirror::MirrorError`].
+//!
+//! * [`report`]: the weekly reports. [`report::run`] takes [`report::ReportOptions`]
+//!   (mirror, as-of date, report names, [`report::Format`]s, output folder) and
+//!   returns a [`report::ReportOutcome`] listing the files written, with a manifest.
+//!   [`report::builtin_names`] lists the built-in reports.
+//!
+//! * [`cli`]: the command line of the binary: [`cli::args::Cli`] (clap) parsed by
+//!   `main`, [`cli::run`] to execute it, and [`cli::Exit`] for the exit status.
+//!
+//! * [`sandbox`] (the `orgledger-sandbox` crate, behind the default `sandbox` feature):
+//!   a real HTTP implementation of the API over a generated world, used by the demo,
+//!   the tests and the benchmarks. [`sandbox::start`] serves a world sized by a
+//!   [`sandbox::Profile`] on loopback and returns a [`sandbox::SandboxHandle`].
+//!
+//! Everything else (the mirror's row writer, the sync's writer thread, the
+//! daily-metrics scanner, the report frames and SQL helpers, the settings and
+//! scheduling of the daemon) is crate-internal.
 
 pub mod api;
 pub(crate) mod cause;
 pub mod cli;
-pub mod config;
+pub(crate) mod config;
 pub mod mirror;
 pub mod report;
 #[cfg(any(feature = "sandbox", test))]
 pub use orgledger_sandbox as sandbox;
-pub mod schedule;
-pub mod shutdown;
+pub(crate) mod schedule;
+pub(crate) mod shutdown;
 pub mod sync;

@@ -3,15 +3,16 @@
 
 pub mod client;
 pub mod error;
-pub mod metrics_scan;
+pub(crate) mod metrics_scan;
 pub mod models;
 pub mod operation;
 pub mod outage;
 pub mod pacing;
 pub mod secret;
-pub mod secret_scrub;
-pub mod tolerant;
+pub(crate) mod secret_scrub;
+pub(crate) mod tolerant;
 
 pub use client::{Client, ClientConfig, Credentials, Failure, Fetched};
 pub use error::ApiError;
 pub use operation::Operation;
+pub use tolerant::{DatedTimestamp, Timestamp, TimestampParseError};

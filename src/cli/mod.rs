@@ -1,22 +1,22 @@
 //! The command line: definitions in [`args`], one handler module per command.
 //! Handlers return an exit status; errors carry context for the user (anyhow).
 
-pub mod api_cmd;
+pub(crate) mod api_cmd;
 pub mod args;
 #[cfg(feature = "sandbox")]
-pub mod bench_cmd;
-pub mod daemon_cmd;
+pub(crate) mod bench_cmd;
+pub(crate) mod daemon_cmd;
 #[cfg(feature = "sandbox")]
-pub mod demo_cmd;
+pub(crate) mod demo_cmd;
 pub mod logging;
-pub mod query_cmd;
-pub mod report_cmd;
+pub(crate) mod query_cmd;
+pub(crate) mod report_cmd;
 #[cfg(feature = "sandbox")]
-pub mod sandbox_cmd;
-pub mod settings;
-pub mod status_cmd;
-pub mod sync_cmd;
-pub mod table;
+pub(crate) mod sandbox_cmd;
+pub(crate) mod settings;
+pub(crate) mod status_cmd;
+pub(crate) mod sync_cmd;
+pub(crate) mod table;
 
 use anyhow::Result;
 use args::{Cli, Command, ProjectAction};

@@ -3,16 +3,16 @@
 //!
 //! One file, WAL mode, created with mode 0600 because it holds personal data.
 //! Writers go through [`table::TableSql`] (hash, history, removal); readers (reports,
-//! `query`) open it read-only and see it "as of" a date through [`asof`] views.
+//! `query`) open it read-only and see it "as of" a date through the `asof` views.
 
-pub mod asof;
+pub(crate) mod asof;
 pub mod error;
-pub mod guard;
+pub(crate) mod guard;
 pub mod lock;
-pub mod path;
-pub mod raw;
-pub mod row_stmt;
-pub mod rows;
+pub(crate) mod path;
+pub(crate) mod raw;
+pub(crate) mod row_stmt;
+pub(crate) mod rows;
 pub mod runs;
 pub mod schema;
 pub mod spec;

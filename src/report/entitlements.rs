@@ -26,6 +26,7 @@ pub const COLUMNS: &[&str] = &[
     "used_human",
     "limit_human",
     "source",
+    "limit_source",
     "daily_rate",
     "projected_exhaustion",
 ];
@@ -36,8 +37,9 @@ struct Metric {
     unit: &'static str,
     /// The limit column.
     limit: &'static str,
-    /// The regular source column and the table(s) it comes from (None: no source).
-    regular: Option<(&'static str, &'static str)>,
+    /// The regular source column (None: no source); the extract names the table(s) it
+    /// comes from in `source_<column>` and the limit's origin in `limit_source_<name>`.
+    regular: Option<&'static str>,
     /// The developer-profile daily-metrics column (now; the `dm_prev_` twin is 30 days back).
     daily: &'static str,
 }
@@ -47,14 +49,14 @@ const METRICS: &[Metric] = &[
         name: "storage_bytes",
         unit: "bytes",
         limit: "limit_storage_bytes",
-        regular: Some(("storage_bytes", "datasets")),
+        regular: Some("storage_bytes"),
         daily: "storage_bytes",
     },
     Metric {
         name: "compute_seconds",
         unit: "seconds",
         limit: "limit_compute_seconds",
-        regular: Some(("compute_seconds", "project_info+projects")),
+        regular: Some("compute_seconds"),
         daily: "compute_seconds",
     },
     Metric {
@@ -68,14 +70,14 @@ const METRICS: &[Metric] = &[
         name: "projects",
         unit: "count",
         limit: "limit_projects",
-        regular: Some(("projects", "projects")),
+        regular: Some("projects"),
         daily: "projects",
     },
     Metric {
         name: "users",
         unit: "count",
         limit: "limit_users",
-        regular: Some(("users", "organization_members")),
+        regular: Some("users"),
         daily: "users",
     },
 ];
@@ -89,8 +91,10 @@ fn needs() -> Vec<(String, Kind)> {
     ];
     for m in METRICS {
         out.push((m.limit.to_string(), Kind::Real));
-        if let Some((col, _)) = m.regular {
+        out.push((format!("limit_source_{}", m.name), Kind::Text));
+        if let Some(col) = m.regular {
             out.push((col.to_string(), Kind::Real));
+            out.push((format!("source_{col}"), Kind::Text));
         }
         out.push((format!("dm_{}", m.daily), Kind::Real));
         out.push((format!("dm_prev_{}", m.daily), Kind::Real));
@@ -112,7 +116,7 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
             let then = ctx.read_as_of(date, "organizations", &needs)?;
             let mut keep = vec![col("organization_id")];
             for m in METRICS {
-                if let Some((c, _)) = m.regular {
+                if let Some(c) = m.regular {
                     keep.push(col(c).alias(format!("base_{c}")));
                 }
             }
@@ -127,7 +131,7 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         None => {
             let mut lf = now.lazy();
             for m in METRICS {
-                if let Some((c, _)) = m.regular {
+                if let Some(c) = m.regular {
                     lf = lf.with_column(null_of(DataType::Float64).alias(format!("base_{c}")));
                 }
             }
@@ -141,7 +145,7 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         .enumerate()
         .map(|(order, m)| {
             let (regular, regular_base, source) = match m.regular {
-                Some((c, table)) => (col(c), col(format!("base_{c}")), lit(table)),
+                Some(c) => (col(c), col(format!("base_{c}")), col(format!("source_{c}"))),
                 None => (
                     null_of(DataType::Float64),
                     null_of(DataType::Float64),
@@ -166,6 +170,7 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
                     .then(lit("daily_metrics"))
                     .otherwise(source)
                     .alias("source"),
+                col(format!("limit_source_{}", m.name)).alias("limit_source"),
                 when(dev.clone())
                     .then(col(format!("dm_prev_{}", m.daily)))
                     .otherwise(regular_base)
@@ -276,6 +281,7 @@ fn baseline_date(ctx: &Ctx<'_>) -> Result<Option<NaiveDate>, ReportError> {
 mod tests {
     use crate::mirror::spec::*;
     use crate::report::testkit::*;
+    use rusqlite::types::Value;
 
     const RUN: &str = "2025-03-31T06:00:00.000Z";
 
@@ -648,5 +654,181 @@ mod tests {
             txt(df, r, "projected_exhaustion").as_deref(),
             Some("2025-07-12")
         );
+    }
+
+    /// One member's daily-metrics record of `day` with these totals.
+    fn metrics_day(user: i64, day: &str, storage: i64, compute: i64) -> Vec<(&str, Value)> {
+        vec![
+            ("user_id", i(user)),
+            ("day", t(day)),
+            ("total_storage_size_bytes", i(storage)),
+            ("total_current_contract_compute_time_seconds", i(compute)),
+            ("total_current_contract_gpu_compute_time_seconds", i(0)),
+            ("total_projects", i(1)),
+            ("total_users", i(0)),
+        ]
+    }
+
+    #[test]
+    fn developer_profiles_are_identified_by_the_data_and_limits_come_from_summaries() {
+        let mut m = TestMirror::new();
+        m.run(RUN, |w| {
+            let dev = |id: i64, name: &str| {
+                w.put(
+                    &ORGANIZATIONS,
+                    &[
+                        ("id", i(id)),
+                        ("name", t(name)),
+                        ("is_developer_profile", i(1)),
+                    ],
+                );
+            };
+            let members = |org: i64, list: &[(i64, &str)]| {
+                let rows: Vec<Vec<(&str, Value)>> = list
+                    .iter()
+                    .map(|&(u, role)| {
+                        vec![
+                            ("organization_id", i(org)),
+                            ("user_id", i(u)),
+                            ("role", t(role)),
+                        ]
+                    })
+                    .collect();
+                let rows: Vec<&[(&str, Value)]> = rows.iter().map(|v| v.as_slice()).collect();
+                w.scope(&ORGANIZATION_MEMBERS, &[i(org)], &rows);
+            };
+            // Profile 3: its admin 301 and a pending second member 302, both with
+            // metrics; the admin's are the profile's.
+            dev(3, "Pending second member");
+            members(3, &[(301, "admin"), (302, "member")]);
+            // Profiles 4 and 5: both of user 401.
+            dev(4, "Twin A");
+            dev(5, "Twin B");
+            members(4, &[(401, "admin")]);
+            members(5, &[(401, "admin")]);
+            for (user, storage, compute) in [(301, 700, 70), (302, 900, 90), (401, 400, 40)] {
+                let day = metrics_day(user, "2025-03-30", storage, compute);
+                w.scope(&DAILY_METRICS, &[i(user)], &[day.as_slice()]);
+            }
+            // Profile 6: no daily metrics; its project names no owner organization,
+            // only its developer-profile user 601 (whose summary marks the profile).
+            dev(6, "Without metrics");
+            members(6, &[(601, "admin"), (602, "member")]);
+            w.put(
+                &PROJECTS,
+                &[
+                    ("id", i(61)),
+                    ("owner_user_id", i(601)),
+                    ("developer_profile_user_id", i(601)),
+                ],
+            );
+            w.put(
+                &PROJECT_INFO,
+                &[("project_id", i(61)), ("compute_time_used_ms", i(30_000))],
+            );
+            // User 601's summaries: profile 6, organization 7 (in operation 1 without
+            // a user limit) and organization 8 (known only from this summary).
+            let summary = |org: i64, name: &str, dev: i64, limits: &[(&'static str, f64)]| {
+                let mut row = vec![
+                    ("user_id", i(601)),
+                    ("organization_id", i(org)),
+                    ("name", t(name)),
+                    ("is_developer_profile", i(dev)),
+                    ("is_admin", i(1)),
+                    ("user_count", i(3)),
+                ];
+                row.extend(limits.iter().map(|&(c, v)| (c, r(v))));
+                row
+            };
+            let summaries = [
+                summary(6, "Without metrics", 1, &[]),
+                summary(7, "Regular", 0, &[("limit_number_of_users", 9.0)]),
+                summary(
+                    8,
+                    "Outside",
+                    0,
+                    &[
+                        ("limit_number_of_users", 5.0),
+                        ("limit_number_of_projects", 10.0),
+                    ],
+                ),
+            ];
+            let summaries: Vec<&[(&str, Value)]> = summaries.iter().map(|v| v.as_slice()).collect();
+            w.scope(&USER_ORGANIZATIONS, &[i(601)], &summaries);
+            w.put(
+                &ORGANIZATIONS,
+                &[
+                    ("id", i(7)),
+                    ("name", t("Regular")),
+                    ("is_developer_profile", i(0)),
+                    ("limit_number_of_projects", r(4.0)),
+                ],
+            );
+            members(7, &[(601, "member")]);
+        });
+        let out = m.report("2025-03-31", &["entitlements"]);
+        let df = &out.frames["entitlements"];
+        // Organizations 3 to 8, five metrics each, every (organization, metric) once.
+        assert_eq!(df.height(), 6 * 5);
+        let mut keys: Vec<(String, String)> = (0..df.height())
+            .map(|r| (text_of(df, r, "organization_id"), text_of(df, r, "metric")))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), df.height(), "a key appears twice");
+
+        let row =
+            |org: &str, metric: &str| find(df, &[("organization_id", org), ("metric", metric)]);
+        let used_and_source = |org: &str, metric: &str| {
+            let r = row(org, metric);
+            (num(df, r, "used"), txt(df, r, "source"))
+        };
+        let dm = Some("daily_metrics".to_string());
+        // The admin's 700 B, not the pending member's 900.
+        assert_eq!(
+            used_and_source("3", "storage_bytes"),
+            (Some(700.0), dm.clone())
+        );
+        // Both of user 401's profiles show that user's figures, once each.
+        assert_eq!(
+            used_and_source("4", "compute_seconds"),
+            (Some(40.0), dm.clone())
+        );
+        assert_eq!(used_and_source("5", "compute_seconds"), (Some(40.0), dm));
+        // Profile 6 has no metrics: its project (owner organization null) counts for it
+        // through its developer-profile user: 30,000 ms = 30 s, 1 project.
+        assert_eq!(
+            used_and_source("6", "compute_seconds"),
+            (Some(30.0), Some("project_info+projects".to_string()))
+        );
+        assert_eq!(used_and_source("6", "projects").0, Some(1.0));
+
+        let limit = |org: &str, metric: &str| {
+            let r = row(org, metric);
+            (num(df, r, "limit"), txt(df, r, "limit_source"))
+        };
+        let from = |s: &str| Some(s.to_string());
+        // Organization 7: projects from operation 1, users only in the summary.
+        assert_eq!(limit("7", "projects"), (Some(4.0), from("organization")));
+        assert_eq!(limit("7", "users"), (Some(9.0), from("user_summary")));
+        assert_eq!(limit("7", "storage_bytes"), (None, None));
+        // Its users are its one listed member, not the summary's count.
+        assert_eq!(
+            used_and_source("7", "users"),
+            (Some(1.0), from("organization_members"))
+        );
+        // Organization 8, known only from the summary: its name, limits and user count.
+        assert_eq!(
+            txt(df, row("8", "users"), "organization_name"),
+            from("Outside")
+        );
+        assert_eq!(limit("8", "users"), (Some(5.0), from("user_summary")));
+        assert_eq!(limit("8", "projects"), (Some(10.0), from("user_summary")));
+        assert_eq!(
+            used_and_source("8", "users"),
+            (Some(3.0), from("user_organizations"))
+        );
+        // 3 of 5 users = 60 % → ok.
+        assert_eq!(txt(df, row("8", "users"), "status"), from("ok"));
     }
 }

@@ -7,23 +7,23 @@
 //! exported as is). The data dictionary is `reports/README.md`.
 //!
 //! Reading: the mirror is opened read-only and the as-of views of
-//! [`crate::mirror::asof`] make every table show the state at the end of day T (UTC),
+//! `mirror::asof` make every table show the state at the end of day T (UTC),
 //! so the SQL never mentions history. Reports are built on up to four threads, each
 //! with its own read-only connection (SQLite reads are single-threaded per connection).
 
-pub mod attention;
-pub mod cols;
-pub mod coverage;
-pub mod dates;
+pub(crate) mod attention;
+pub(crate) mod cols;
+pub(crate) mod coverage;
+pub(crate) mod dates;
 pub mod error;
-pub mod export;
-pub mod frame;
-pub mod html;
-pub mod pii;
-pub mod sql;
-pub mod status;
-pub mod summary;
-pub mod units;
+pub(crate) mod export;
+pub(crate) mod frame;
+pub(crate) mod html;
+pub(crate) mod pii;
+pub(crate) mod sql;
+pub(crate) mod status;
+pub(crate) mod summary;
+pub(crate) mod units;
 
 mod compute_trends;
 mod entitlements;
@@ -59,7 +59,7 @@ pub enum Format {
     /// `<name>.json`: an array of row objects; numbers as numbers, unknown as null.
     Json,
     /// `index.html`: one self-contained page with charts for the whole run (not a
-    /// file per report); see [`html`].
+    /// file per report); built by the `report::html` module.
     Html,
 }
 

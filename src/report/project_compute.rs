@@ -94,6 +94,7 @@ fn add_flag(report: &str, df: &mut DataFrame, flag_pct: f64) -> Result<(), Repor
 mod tests {
     use crate::mirror::spec::*;
     use crate::report::testkit::*;
+    use rusqlite::types::Value;
 
     #[test]
     fn pct_used_and_flag() {
@@ -154,5 +155,66 @@ mod tests {
             Some("Alpha")
         );
         assert_eq!(txt(df, row("4"), "project_name").as_deref(), Some("P4"));
+    }
+
+    #[test]
+    fn a_project_without_owner_organization_belongs_to_its_users_only_developer_profile() {
+        let mut m = TestMirror::new();
+        m.run("2025-03-31T06:00:00.000Z", |w| {
+            for (org, user) in [(3, 301), (4, 401), (5, 401)] {
+                w.put(
+                    &ORGANIZATIONS,
+                    &[
+                        ("id", i(org)),
+                        ("name", t(&format!("Dev {org}"))),
+                        ("is_developer_profile", i(1)),
+                    ],
+                );
+                w.scope(
+                    &ORGANIZATION_MEMBERS,
+                    &[i(org)],
+                    &[&[
+                        ("organization_id", i(org)),
+                        ("user_id", i(user)),
+                        ("role", t("admin")),
+                    ]],
+                );
+            }
+            // 31: user 301's profile is 3. 41: user 401 has two profiles (4 and 5) and
+            // nothing says which. 51: no user at all. 52: named owner organization.
+            for (id, dev_user, owner_org) in [
+                (31, Some(301), None),
+                (41, Some(401), None),
+                (51, None, None),
+                (52, Some(401), Some(5)),
+            ] {
+                w.put(
+                    &PROJECTS,
+                    &[
+                        ("id", i(id)),
+                        ("owner_user_id", dev_user.map_or(Value::Null, i)),
+                        ("developer_profile_user_id", dev_user.map_or(Value::Null, i)),
+                        ("owner_organization_id", owner_org.map_or(Value::Null, i)),
+                    ],
+                );
+                w.put(
+                    &PROJECT_INFO,
+                    &[("project_id", i(id)), ("compute_time_used_ms", i(1_000))],
+                );
+            }
+        });
+        let out = m.report("2025-03-31", &["project_compute"]);
+        let df = &out.frames["project_compute"];
+        let org = |id: &str| {
+            let r = find(df, &[("project_id", id)]);
+            (
+                txt(df, r, "organization_id"),
+                txt(df, r, "organization_name"),
+            )
+        };
+        assert_eq!(org("31"), (Some("3".into()), Some("Dev 3".into())));
+        assert_eq!(org("41"), (None, None));
+        assert_eq!(org("51"), (None, None));
+        assert_eq!(org("52"), (Some("5".into()), Some("Dev 5".into())));
     }
 }

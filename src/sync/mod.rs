@@ -15,8 +15,8 @@
 //! version, and makes the run `partial`.
 
 pub mod jobs;
-pub mod progress;
-pub mod writer;
+pub(crate) mod progress;
+pub(crate) mod writer;
 
 use crate::api::outage::{Phase, span};
 use crate::api::{ApiError, Client, Failure, Operation};

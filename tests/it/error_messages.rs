@@ -78,6 +78,18 @@ fn a_report_folder_that_cannot_be_written_names_the_folder_and_its_cause_once() 
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("mirror.db");
     orgledger::mirror::open_rw(&db).expect("new mirror");
+    // A finished sync today, so the report gets as far as its output folder.
+    let now = chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string();
+    rusqlite::Connection::open(&db)
+        .expect("open")
+        .execute(
+            "INSERT INTO sync_runs (started_at, observed_at, finished_at, status) \
+             VALUES (?1, ?1, ?1, 'succeeded')",
+            [&now],
+        )
+        .expect("a finished run");
     let file = dir.path().join("notes.txt");
     std::fs::write(&file, "not a folder\n").expect("write");
     let out = file.join("reports");

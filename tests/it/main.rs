@@ -6,6 +6,7 @@ mod common;
 mod digest;
 
 mod api_ops;
+mod attribution;
 mod bad_input;
 mod concurrency;
 mod daemon;

@@ -5,8 +5,8 @@
 //! trials leave with them. Every expected figure is written out by hand.
 
 use crate::common;
+use orgledger::api::Timestamp;
 use orgledger::api::operation::{organization_path, project_info_path, whitelabel_user_path};
-use orgledger::api::tolerant::Timestamp;
 use orgledger::mirror::runs::RunStatus;
 use orgledger::report::{self, Format, ReportOptions, Thresholds};
 use orgledger::sandbox::generate::generate;

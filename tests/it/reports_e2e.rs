@@ -29,8 +29,7 @@ fn status(used: f64, limit: Option<f64>) -> &'static str {
 }
 
 fn trial_status(t: &orgledger::api::models::Trial, today: chrono::NaiveDate) -> &'static str {
-    let on_or_before =
-        |d: Option<orgledger::api::tolerant::Timestamp>| d.is_some_and(|d| d.date() <= today);
+    let on_or_before = |d: Option<orgledger::api::Timestamp>| d.is_some_and(|d| d.date() <= today);
     if on_or_before(t.upgraded_date) {
         "upgraded"
     } else if on_or_before(t.deleted_date) {

@@ -62,6 +62,9 @@ async fn served(sb: &orgledger_sandbox::SandboxHandle) -> Served {
     ] {
         projects.extend(list.value.projects.iter().filter_map(|p| p.id));
     }
+    // The hard case whose information the service no longer serves (404): listed,
+    // fetched, expected to be missing, and so never stored.
+    projects.remove(&orgledger_sandbox::hard_cases::project::DELETED_GONE);
     Served {
         orgs: orgs.len(),
         members,

@@ -2,7 +2,8 @@
 //!
 //! Conventions: JSON names are camelCase; every field is optional (absent and `null`
 //! both read as `None`, arrays as empty) except the envelope's `success`; integers,
-//! numbers and timestamps go through [`crate::api::tolerant`]. Unknown fields are
+//! numbers and timestamps go through the lenient parsers of `api::tolerant`
+//! (timestamps become [`crate::api::Timestamp`]). Unknown fields are
 //! ignored, since the client keeps each raw body next to its parsed model.
 
 mod common;

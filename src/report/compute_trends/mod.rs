@@ -4,11 +4,14 @@
 //!
 //! Users and white labels come from daily metrics (a day's usage); organizations from
 //! the mirror's history of project information (the growth of compute used). Each
-//! entity's series is made dense (one row per calendar day) so fixed windows of 7 and
-//! 30 rows are 7 and 30 days, and the previous row of a series is the previous day
-//! (or week, or month). Output is bounded: day rows for the last 30 days, week rows for
-//! the last 13 ISO weeks, month rows for the last 12 months (the current week and month
-//! run up to the as-of date). Rolling sums and changes are computed on the whole series
+//! entity's series is made dense (one row per calendar day, from its first day to the
+//! as-of date T: a user whose records stop before T used nothing since) so fixed
+//! windows of 7 and 30 rows are 7 and 30 days, and the previous row of a series is the
+//! previous day (or week, or month). Output is bounded: day rows for the last 30 days,
+//! week rows for the last 13 ISO weeks, month rows for the last 12 months. The day,
+//! week and month that contain T are unfinished (`period_complete` false); the week's
+//! and month's change compares the same number of leading days of the period before.
+//! Rolling sums and changes are computed on the whole series
 //! before that filter; days older than anything an output row depends on (13 months
 //! and 62 days) are dropped first, which changes no value.
 //!
@@ -27,12 +30,12 @@ mod windows;
 
 use crate::report::Ctx;
 use crate::report::cols::{add_day_texts, null_of, project, round_columns};
-use crate::report::dates::{months_back, week_start};
+use crate::report::dates::{month_start, months_back, week_start};
 use crate::report::error::{ReportError, pl, unpanicked};
 use crate::report::frame::Kind;
 use polars::prelude::*;
 use series::{Calendar, Fill, SeriesTable, densify, whitelabel_days};
-use windows::{back, period_columns, periods, rolling};
+use windows::{back, compare_elapsed, period_columns, periods, rolling};
 
 /// Output columns, in order.
 pub const COLUMNS: &[&str] = &[
@@ -41,6 +44,7 @@ pub const COLUMNS: &[&str] = &[
     "entity_name",
     "period",
     "period_start",
+    "period_complete",
     "cpu_seconds",
     "gpu_seconds",
     "compute_seconds",
@@ -214,12 +218,14 @@ fn people_series(ctx: &Ctx<'_>, span: &Span) -> Result<People, ReportError> {
     };
 
     let mut table = SeriesTable::default();
+    // A user whose last record is before T used nothing since: the series runs on in
+    // zeros to T, so the windows at T (and the white label totals) count those days.
     let users_dense = densify(
         report,
         &user_rows,
         &VALUES,
         Fill::Zero,
-        None,
+        Some(today),
         Entity::User,
         &span.calendar,
         &mut table,
@@ -340,11 +346,28 @@ fn finish(
         .filter(col("day").gt(lit(today - 30)))
         .with_columns([lit(0i64).alias("period_order"), col("day").alias("start")])
         .select(period_columns());
-    let first_week = week_start(today) - 7 * 12;
-    let weeks = periods(&base, "week_start", first_week - 7, first_week, 1);
+    // The week and the month that contain T run only to T: their change compares the
+    // same number of leading days of the period before (a month's capped at its length).
+    let week_now = week_start(today);
+    let first_week = week_now - 7 * 12;
+    let weeks = compare_elapsed(
+        periods(&base, "week_start", first_week - 7, first_week, 1),
+        &base,
+        week_now,
+        week_now - 7,
+        today - 7,
+    );
+    let month_now = month_start(today).unwrap_or(today);
+    let last_month = months_back(today, 1).unwrap_or(month_now - 31);
     let first_month = months_back(today, 11).unwrap_or(today - 335);
     let month_before = months_back(today, 12).unwrap_or(first_month - 31);
-    let months = periods(&base, "month_start", month_before, first_month, 2);
+    let months = compare_elapsed(
+        periods(&base, "month_start", month_before, first_month, 2),
+        &base,
+        month_now,
+        last_month,
+        (last_month + (today - month_now)).min(month_now - 1),
+    );
 
     let kind_text = Entity::ALL
         .iter()
@@ -362,6 +385,12 @@ fn finish(
         .when(col("period_order").eq(lit(1i64)))
         .then(lit(PERIODS[1]))
         .otherwise(lit(PERIODS[2]));
+    // Only the periods that contain T are unfinished (every row starts on or before T).
+    let period_complete = when(col("period_order").eq(lit(0i64)))
+        .then(col("start").lt(lit(today)))
+        .when(col("period_order").eq(lit(1i64)))
+        .then(col("start").lt(lit(week_now)))
+        .otherwise(col("start").lt(lit(month_now)));
     let prev = col("prev");
     let magnitude = when(prev.clone().lt(lit(0.0)))
         .then(-prev.clone())
@@ -381,6 +410,7 @@ fn finish(
                 .alias("change_pct"),
             kind_text.alias("entity_type"),
             period_text.alias("period"),
+            period_complete.alias("period_complete"),
             when(organization.clone())
                 .then(col("compute_seconds"))
                 .otherwise(null_of(DataType::Float64))

@@ -192,7 +192,8 @@ pub(super) fn densify(
 }
 
 /// White label series: the sum of their users' days (an unknown value counts as
-/// nothing), dense from a white label's first day with a user record to its last.
+/// nothing), dense from a white label's first day with a user record to T (the
+/// calendar's last day), as its users' series run on in zeros to T.
 ///
 /// Days are added straight into one slot per (white label, calendar day): no
 /// group-by over the million-row input, and the result is dense already.
@@ -209,6 +210,7 @@ pub(super) fn whitelabel_days(
     labels.sort_unstable();
     labels.dedup();
     let width = calendar.months.len();
+    let end_offset = width.saturating_sub(1);
     let mut sums = vec![0.0; labels.len() * width * VALUES.len()];
     let mut spans: Vec<Option<(usize, usize)>> = vec![None; labels.len()];
     // Rows come grouped by user: look each user's white label up once.
@@ -234,7 +236,7 @@ pub(super) fn whitelabel_days(
         for (k, values) in input.iter().enumerate() {
             sums[slot + k] += values.get(r).unwrap_or(0.0);
         }
-        spans[w] = Some(spans[w].map_or((d, d), |(a, b)| (a.min(d), b.max(d))));
+        spans[w] = Some((spans[w].map_or(d, |(a, _)| a.min(d)), end_offset));
     }
     let rows = spans.iter().flatten().map(|(a, b)| b - a + 1).sum();
     let mut out = Dense::new(rows, VALUES.len());

@@ -162,3 +162,40 @@ pub(super) fn periods(
         .with_columns([lit(order).alias("period_order"), col(start).alias("start")])
         .select(period_columns())
 }
+
+/// Compares the period that runs to T (starting at `current`) with the same number
+/// of leading days of the period before: its `prev` becomes the total of the days
+/// `from ..= to` (null when none of them is known). Other rows keep theirs.
+///
+/// Only those few days of each series are summed, so the group-by is small.
+pub(super) fn compare_elapsed(
+    rows: LazyFrame,
+    base: &DataFrame,
+    current: i64,
+    from: i64,
+    to: i64,
+) -> LazyFrame {
+    let value = col("compute_seconds");
+    let leading = base
+        .clone()
+        .lazy()
+        .filter(col("day").gt_eq(lit(from)).and(col("day").lt_eq(lit(to))))
+        .group_by([col("series")])
+        .agg([when(value.clone().count().gt(lit(0)))
+            .then(value.sum())
+            .otherwise(null_of(DataType::Float64))
+            .alias("prev_elapsed")]);
+    rows.join(
+        leading,
+        [col("series")],
+        [col("series")],
+        JoinArgs::new(JoinType::Left),
+    )
+    .with_column(
+        when(col("start").eq(lit(current)))
+            .then(col("prev_elapsed"))
+            .otherwise(col("prev"))
+            .alias("prev"),
+    )
+    .select(period_columns())
+}
