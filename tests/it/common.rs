@@ -105,6 +105,13 @@ pub fn open(db: &std::path::Path) -> rusqlite::Connection {
     rusqlite::Connection::open(db).expect("open mirror")
 }
 
+/// One integer from a query, 0 while the mirror does not exist or lacks the table.
+pub fn count_or_zero(db: &std::path::Path, sql: &str) -> i64 {
+    rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+        .unwrap_or(0)
+}
+
 /// One integer from a query.
 pub fn count(conn: &rusqlite::Connection, sql: &str) -> i64 {
     conn.query_row(sql, [], |r| r.get(0))

@@ -7,9 +7,7 @@ use crate::common;
 use crate::digest;
 use crate::faults;
 use orgledger::api::Client;
-use orgledger::api::outage::Phase;
 use orgledger::mirror::runs::RunStatus;
-use orgledger::shutdown::{Shutdown, Signal};
 use orgledger::sync::{self, SyncOutcome};
 use orgledger_sandbox::{FaultSpec, Profile, SandboxHandle};
 use std::sync::atomic::Ordering;
@@ -28,12 +26,11 @@ async fn sync_with_outage(
     client: &Client,
     db: &std::path::Path,
     seconds: u64,
-    shutdown: Option<Shutdown>,
 ) -> tokio::task::JoinHandle<SyncOutcome> {
     let opts = common::sync_opts(sb, db);
     let syncing = {
         let client = client.clone();
-        tokio::spawn(async move { sync::run(&client, &opts, shutdown).await.expect("sync") })
+        tokio::spawn(async move { sync::run(&client, &opts, None).await.expect("sync") })
     };
     let started = Instant::now();
     while client.traffic().requests.load(Ordering::Relaxed) < 100 {
@@ -76,7 +73,7 @@ async fn an_outage_mid_sync_is_waited_out_and_the_mirror_equals_a_clean_sync() {
     let client = common::admin(&sb);
     // Each document's own retries (20 to 200 ms apart) are spent in well under a
     // second: without the pause, a 4-second outage fails hundreds of documents.
-    let outcome = sync_with_outage(&sb, &client, &db, 4, None)
+    let outcome = sync_with_outage(&sb, &client, &db, 4)
         .await
         .await
         .expect("joined");
@@ -102,7 +99,7 @@ async fn an_outage_longer_than_the_limit_ends_partial_with_one_error() {
     let (_dir, db) = common::scratch();
     let client = common::admin_with(&sb, |cfg| cfg.outage.limit = Duration::from_secs(1));
     let started = Instant::now();
-    let outcome = sync_with_outage(&sb, &client, &db, 120, None)
+    let outcome = sync_with_outage(&sb, &client, &db, 120)
         .await
         .await
         .expect("joined");
@@ -141,27 +138,79 @@ async fn an_outage_longer_than_the_limit_ends_partial_with_one_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stop_request_ends_a_sync_waiting_for_the_service_within_ten_seconds() {
+async fn sigterm_ends_a_sync_waiting_for_the_service_within_ten_seconds() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
     let sb = slow_sandbox().await;
     let (_dir, db) = common::scratch();
-    let client = common::admin(&sb);
-    let (trigger, shutdown) = Shutdown::manual();
-    let mut phase = client.outage().subscribe();
-    let syncing = sync_with_outage(&sb, &client, &db, 120, Some(shutdown)).await;
-    tokio::time::timeout(
-        Duration::from_secs(20),
-        phase.wait_for(|p| matches!(p, Phase::Waiting { .. })),
-    )
-    .await
-    .expect("the sync waits for the service")
-    .expect("phase");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_orgledger"))
+        .args(["--db", db.to_str().expect("utf-8"), "sync", "--no-progress"])
+        .args([
+            "--whitelabel-org",
+            &sb.info.whitelabel_organization_id.to_string(),
+        ])
+        .env("ORGLEDGER_BASE_URL", &sb.info.url)
+        .env("ORGLEDGER_JWT", &sb.info.jwt)
+        .env_remove("ORGLEDGER_API_KEY")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sync starts");
+    let (lines, seen) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines.send(line);
+        }
+    });
+    // Once discovery is done, the service goes away.
+    let started = Instant::now();
+    while common::count_or_zero(&db, "SELECT COUNT(*) FROM organizations") == 0 {
+        assert!(started.elapsed() < Duration::from_secs(30), "no progress");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        common::admin_post(&sb, "/sandbox/outage?seconds=120").await,
+        200
+    );
+    loop {
+        let line = seen
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the sync says it waits for the service");
+        if line.contains("waiting for the service since") {
+            break;
+        }
+    }
     let sent = Instant::now();
-    trigger.stop(Signal::Terminate);
-    let outcome = tokio::time::timeout(Duration::from_secs(10), syncing)
-        .await
-        .expect("stopped within 10 s")
-        .expect("joined");
-    assert!(sent.elapsed() < Duration::from_secs(10));
-    assert_eq!(outcome.status, RunStatus::Aborted);
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(15),
+            "sync did not exit"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        sent.elapsed() < Duration::from_secs(10),
+        "exited within 10 s"
+    );
+    assert_eq!(code, Some(143));
+    assert_eq!(
+        common::count(
+            &common::open(&db),
+            "SELECT COUNT(*) FROM sync_runs WHERE status = 'aborted'"
+        ),
+        1
+    );
     end_outage(&sb).await;
 }
