@@ -25,6 +25,8 @@ pub struct Config {
     pub rps: Option<f64>,
     /// Request timeout, seconds.
     pub timeout_secs: Option<u64>,
+    /// How long a sync waits for a service that went away, seconds.
+    pub outage_limit_secs: Option<u64>,
     /// Store development keys in clear.
     pub store_secrets: Option<bool>,
     /// Cron schedules.

@@ -14,6 +14,7 @@ use crate::api::models::{
     ProjectListResponse, WhitelabelUserResponse,
 };
 use crate::api::operation::{self as op, Operation};
+use crate::api::outage::{Gate, OutagePolicy, Phase, Turn, span};
 use crate::api::pacing::{Backoff, RateLimiter};
 use crate::api::secret::Secret;
 use chrono::{DateTime, Utc};
@@ -61,6 +62,8 @@ pub struct ClientConfig {
     pub backoff: Backoff,
     /// Largest body accepted, in bytes.
     pub max_body_bytes: u64,
+    /// When the service counts as down and how long that is waited out.
+    pub outage: OutagePolicy,
 }
 
 impl ClientConfig {
@@ -74,6 +77,7 @@ impl ClientConfig {
             rps: None,
             backoff: Backoff::default(),
             max_body_bytes: 256 * 1024 * 1024,
+            outage: OutagePolicy::default(),
         }
     }
 }
@@ -108,6 +112,7 @@ pub struct Client {
     permits: Arc<Semaphore>,
     limiter: Option<Arc<RateLimiter>>,
     traffic: Arc<Traffic>,
+    gate: Arc<Gate>,
 }
 
 /// A failed call with the number of attempts made.
@@ -147,6 +152,7 @@ impl Client {
             permits: Arc::new(Semaphore::new(cfg.concurrency.max(1))),
             limiter,
             traffic: Arc::new(Traffic::default()),
+            gate: Arc::new(Gate::new(cfg.outage)),
             cfg: Arc::new(cfg),
         })
     }
@@ -159,6 +165,27 @@ impl Client {
     /// Requests in flight at most.
     pub fn concurrency(&self) -> usize {
         self.cfg.concurrency.max(1)
+    }
+
+    /// Whether the service is taken to be up, down (requests wait) or given up on.
+    pub fn outage(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// The retry policy.
+    pub fn backoff(&self) -> Backoff {
+        self.cfg.backoff
+    }
+
+    /// The same client (permits, rate limit, counters shared) with another retry
+    /// policy: the sync's second pass over documents that failed.
+    pub fn with_backoff(&self, backoff: Backoff) -> Client {
+        let mut cfg = (*self.cfg).clone();
+        cfg.backoff = backoff;
+        Client {
+            cfg: Arc::new(cfg),
+            ..self.clone()
+        }
     }
 
     /// The base URL.
@@ -294,26 +321,86 @@ impl Client {
         operation: Operation,
         path: String,
     ) -> Result<Fetched<T>, Failure> {
-        let mut attempt = 0;
+        // Attempts made, and retries spent: a failure while the service is down
+        // is the outage's and costs the document none.
+        let (mut attempts, mut retries) = (0, 0);
         loop {
-            match self.attempt(operation, &path, None).await {
+            self.wait_for_service(operation)
+                .await
+                .map_err(|error| Failure { error, attempts })?;
+            attempts += 1;
+            let error = match self.attempt(operation, &path, None).await {
                 Ok(mut fetched) => {
-                    fetched.attempts = attempt + 1;
+                    self.gate.answered(&path, Some(fetched.raw.len()));
+                    fetched.attempts = attempts;
                     return Ok(fetched);
                 }
-                Err(error) if error.is_retryable() && attempt < self.cfg.backoff.max_retries => {
-                    let delay = self.cfg.backoff.delay(attempt, error.retry_after());
-                    tracing::debug!(%operation, %path, %error, ?delay, "retrying");
-                    tokio::time::sleep(delay).await;
-                    attempt += 1;
-                }
-                Err(error) => {
-                    return Err(Failure {
-                        error,
-                        attempts: attempt + 1,
+                Err(error) => error,
+            };
+            let outage = if error.points_to_outage() {
+                self.gate.failed(&path, &cause(&error))
+            } else {
+                self.gate.answered(&path, None);
+                false
+            };
+            if !error.is_retryable() || (!outage && retries >= self.cfg.backoff.max_retries) {
+                return Err(Failure { error, attempts });
+            }
+            if !outage {
+                let delay = self.cfg.backoff.delay(retries, error.retry_after());
+                tracing::debug!(%operation, %path, %error, ?delay, "retrying");
+                tokio::time::sleep(delay).await;
+                retries += 1;
+            }
+        }
+    }
+
+    /// Returns at once while the service is up; while it is down, waits (probing
+    /// when it is this request's turn) until it answers again or the outage limit
+    /// runs out.
+    async fn wait_for_service(&self, operation: Operation) -> Result<(), ApiError> {
+        let mut phase = self.gate.subscribe();
+        loop {
+            match self.gate.turn() {
+                Turn::Go => return Ok(()),
+                Turn::GaveUp(Phase::GaveUp {
+                    since,
+                    waited,
+                    last,
+                }) => {
+                    return Err(ApiError::Unreachable {
+                        since: since.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+                        waited: span(waited),
+                        last,
                     });
                 }
+                Turn::GaveUp(_) => return Ok(()),
+                Turn::Probe(probe) => {
+                    let result = self.probe(operation, &probe.path).await;
+                    probe.finish(result);
+                }
+                Turn::Wait(until) => {
+                    tokio::select! {
+                        _ = phase.changed() => {}
+                        _ = tokio::time::sleep_until(until) => {}
+                    }
+                }
             }
+        }
+    }
+
+    /// One request to a path that answered before: `Ok` when the service answers
+    /// (whatever it says, unless it is a gateway's or an unavailable answer).
+    async fn probe(&self, operation: Operation, path: &str) -> Result<(), (String, Option<u64>)> {
+        match self
+            .attempt::<crate::api::models::Envelope>(operation, path, None)
+            .await
+        {
+            Err(error) if error.points_to_outage() => {
+                tracing::debug!(%path, %error, "probe: the service is still away");
+                Err((cause(&error), error.retry_after()))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -436,6 +523,17 @@ impl Client {
                 reason: crate::cause::chain(&e.without_url()),
             }
         }
+    }
+}
+
+/// What a failure met, without the operation and URL (a probe's path is not the
+/// document that waits).
+fn cause(error: &ApiError) -> String {
+    match error {
+        ApiError::Connect { reason, .. } => format!("no connection ({reason})"),
+        ApiError::Timeout { secs, .. } => format!("no answer within {secs} s"),
+        ApiError::Http { status, .. } => format!("HTTP {status}"),
+        other => other.to_string(),
     }
 }
 

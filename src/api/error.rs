@@ -83,6 +83,18 @@ pub enum ApiError {
         /// What is wrong (said in the message, so not a `source`).
         cause: InvalidRequest,
     },
+    /// The service did not answer for longer than the outage limit.
+    #[error(
+        "the service was unreachable for {waited} from {since}, the last probe met {last}; the run stopped, and what it did not fetch keeps its previous version"
+    )]
+    Unreachable {
+        /// When the outage began, e.g. `2026-06-01 12:00:03 UTC`.
+        since: String,
+        /// How long it was waited out, e.g. `10 minutes`.
+        waited: String,
+        /// What the last probe met (the error it got).
+        last: String,
+    },
     /// The client could not be built (bad base URL, TLS setup).
     #[error("cannot set up the HTTP client: {0}")]
     Setup(String),
@@ -107,9 +119,20 @@ impl ApiError {
             | ApiError::Decode { .. }
             | ApiError::Unsuccessful { .. } => true,
             ApiError::Http { status, .. } => *status == 429 || *status >= 500,
-            ApiError::TooLarge { .. } | ApiError::InvalidRequest { .. } | ApiError::Setup(_) => {
-                false
-            }
+            ApiError::TooLarge { .. }
+            | ApiError::InvalidRequest { .. }
+            | ApiError::Unreachable { .. }
+            | ApiError::Setup(_) => false,
+        }
+    }
+
+    /// Whether the failure is one an unreachable service gives (no connection, a
+    /// timeout, a gateway's or an unavailable answer), rather than an answer.
+    pub fn points_to_outage(&self) -> bool {
+        match self {
+            ApiError::Connect { .. } | ApiError::Timeout { .. } => true,
+            ApiError::Http { status, .. } => matches!(status, 502..=504),
+            _ => false,
         }
     }
 

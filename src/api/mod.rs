@@ -6,6 +6,7 @@ pub mod error;
 pub(crate) mod metrics_scan;
 pub mod models;
 pub mod operation;
+pub mod outage;
 pub mod pacing;
 pub mod secret;
 pub(crate) mod secret_scrub;

@@ -29,6 +29,24 @@ impl Default for Backoff {
 }
 
 impl Backoff {
+    /// The policy of a document's second pass, at the end of a run: a five times
+    /// longer first delay and twice the retries, so a failure that outlasted the
+    /// first pass gets time to clear, while the number of attempts stays bounded
+    /// (`max_retries + 1` first, `2 × max_retries + 1` then).
+    pub fn second_pass(&self) -> Backoff {
+        Backoff {
+            base: self.base.saturating_mul(5),
+            cap: self.cap.max(self.base.saturating_mul(5)),
+            max_retries: self.max_retries.saturating_mul(2),
+        }
+    }
+
+    /// Most attempts one document gets over both passes.
+    pub fn most_attempts(&self) -> u32 {
+        let second = self.second_pass();
+        (self.max_retries + 1).saturating_add(second.max_retries + 1)
+    }
+
     /// Delay before retry number `attempt` (0-based); a server's `Retry-After`
     /// wins when it is longer, within one minute.
     pub fn delay(&self, attempt: u32, retry_after: Option<u64>) -> Duration {
@@ -101,6 +119,16 @@ mod tests {
         assert!(late <= Duration::from_millis(1500), "capped: {late:?}");
         assert!(b.delay(0, Some(2)) >= Duration::from_secs(2));
         assert!(b.delay(0, Some(3600)) <= Duration::from_secs(60));
+    }
+
+    #[test]
+    fn the_second_pass_waits_longer_and_tries_more_but_not_forever() {
+        let first = Backoff::default();
+        let second = first.second_pass();
+        assert_eq!(second.base, Duration::from_secs(1));
+        assert_eq!(second.cap, first.cap);
+        assert_eq!(second.max_retries, 10);
+        assert_eq!(first.most_attempts(), 17);
     }
 
     #[tokio::test]

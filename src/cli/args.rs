@@ -105,6 +105,10 @@ pub struct ConnArgs {
     /// Timeout of one request, in seconds [default: 60].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
+    /// How long to wait for a service that went away (many requests in a row
+    /// unanswered) before the sync gives up, in seconds [default: 600].
+    #[arg(long, value_name = "SECS")]
+    pub outage_limit: Option<u64>,
 }
 
 /// `sandbox` options: the standalone `orgledger-sandbox`'s own flags, plus the

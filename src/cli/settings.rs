@@ -114,6 +114,9 @@ impl Settings {
         if let Some(secs) = conn.timeout.or(self.config.timeout_secs) {
             cfg.timeout = Duration::from_secs(secs.max(1));
         }
+        if let Some(secs) = conn.outage_limit.or(self.config.outage_limit_secs) {
+            cfg.outage.limit = Duration::from_secs(secs);
+        }
         Ok(cfg)
     }
 }

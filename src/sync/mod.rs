@@ -9,14 +9,17 @@
 //! one writer thread through a bounded queue, and a second bound (documents fetched
 //! but not yet handed over) keeps memory flat whatever the size of the world.
 //!
-//! Failures are data: a document that cannot be fetched after retries is recorded in
-//! `sync_errors`, keeps its previous version, and makes the run `partial`.
+//! Failures are data: a document whose retries all fail with a transient error gets
+//! a second pass once everything else is done, with a longer backoff; one that
+//! still fails (or fails for good) is recorded in `sync_errors`, keeps its previous
+//! version, and makes the run `partial`.
 
 pub mod jobs;
 pub(crate) mod progress;
 pub(crate) mod writer;
 
-use crate::api::{Client, Failure, Operation};
+use crate::api::outage::{Phase, span};
+use crate::api::{ApiError, Client, Failure, Operation};
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
 use crate::mirror::table::RunStamp;
 use crate::mirror::{self, MirrorError, lock, spec};
@@ -104,6 +107,8 @@ pub async fn run(
         );
     }
     let run_id = runs::begin(&conn, client.base_url())?;
+    // A daemon's client outlives runs: each run starts trusting the service.
+    client.outage().reset();
     let before = (
         client.traffic().requests.load(Ordering::Relaxed),
         client.traffic().bytes.load(Ordering::Relaxed),
@@ -180,7 +185,9 @@ pub async fn run(
     // finishes then wakes its driver on the worker it ran on, where before every
     // one of the ~16,000 documents of a large sync woke the main thread.
     let driven = tokio::spawn(async move {
-        crawl.handle(Job::OrganizationList, Ok(listing)).await;
+        crawl
+            .handle(Job::OrganizationList, Pass::First, Ok(listing))
+            .await;
         let aborted = crawl.drive(shutdown).await;
         (crawl, aborted)
     })
@@ -242,18 +249,37 @@ async fn acquire_lock(db: &std::path::Path) -> Result<lock::SyncLock, MirrorErro
     lock::acquire(db)
 }
 
+/// Which pass over a document a fetch is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    First,
+    /// Its first pass failed transiently after this many attempts.
+    Second {
+        earlier: u32,
+    },
+}
+
 /// The state of one crawl: running tasks, what has been scheduled, what failed.
 struct Crawl {
     client: Client,
+    /// The same client with the second pass's longer backoff.
+    second_pass: Client,
     whitelabel_org: Option<i64>,
     has_jwt: bool,
     store_secrets: bool,
-    tasks: JoinSet<(Job, Result<Done, Failure>)>,
+    tasks: JoinSet<(Job, Pass, Result<Done, Failure>)>,
     /// Jobs discovered but not started, in [`Job::order`]. Only `live` tasks exist
     /// at a time: a finished task holds its parsed document until joined, so this
     /// bounds memory, and tens of thousands of idle request futures are never
     /// allocated.
-    pending: BTreeMap<(u8, i64), Job>,
+    pending: BTreeMap<(u8, i64), (Job, Pass)>,
+    /// Documents whose first pass failed transiently, with its attempts: fetched
+    /// again when nothing else is left.
+    deferred: Vec<(Job, u32)>,
+    /// Documents that got a second pass.
+    second_passes: usize,
+    /// The service was given up on (an outage outlasted the limit): the run stops.
+    gave_up: bool,
     live: usize,
     to_writer: tokio::sync::mpsc::Sender<WriterMsg>,
     users: HashSet<i64>,
@@ -274,12 +300,16 @@ impl Crawl {
         held_docs: usize,
     ) -> Self {
         Crawl {
+            second_pass: client.with_backoff(client.backoff().second_pass()),
             client,
             whitelabel_org: opts.whitelabel_org,
             has_jwt: opts.has_jwt,
             store_secrets: opts.store_secrets,
             tasks: JoinSet::new(),
             pending: BTreeMap::new(),
+            deferred: Vec::new(),
+            second_passes: 0,
+            gave_up: false,
             live: held_docs.max(1),
             to_writer,
             users: HashSet::new(),
@@ -296,15 +326,36 @@ impl Crawl {
     fn spawn(&mut self, job: Job) {
         // A job already waiting (an id listed twice) is queued once, and counted once
         // in the progress total, or the bar would never reach its end.
-        if self.pending.insert(job.order(), job).is_none() {
+        self.queue(job, Pass::First);
+    }
+
+    fn queue(&mut self, job: Job, pass: Pass) {
+        if self.pending.insert(job.order(), (job, pass)).is_none() {
             self.progress.add(1);
         }
+    }
+
+    /// Queues the documents whose first pass failed transiently; false when there
+    /// are none.
+    fn start_second_pass(&mut self) -> bool {
+        if self.deferred.is_empty() {
+            return false;
+        }
+        tracing::info!(
+            documents = self.deferred.len(),
+            "fetching the documents whose retries all failed once more, with a longer backoff"
+        );
+        self.second_passes += self.deferred.len();
+        for (job, earlier) in std::mem::take(&mut self.deferred) {
+            self.queue(job, Pass::Second { earlier });
+        }
+        true
     }
 
     /// Starts pending jobs up to the live limit (skipping refused operations).
     fn start_pending(&mut self) {
         while self.tasks.len() < self.live {
-            let Some((_, job)) = self.pending.pop_first() else {
+            let Some((_, (job, pass))) = self.pending.pop_first() else {
                 return;
             };
             if self.refused.contains(&job.operation()) {
@@ -312,30 +363,44 @@ impl Crawl {
                     .done(self.client.traffic().bytes.load(Ordering::Relaxed));
                 continue;
             }
-            let client = self.client.clone();
+            let client = match pass {
+                Pass::First => self.client.clone(),
+                Pass::Second { .. } => self.second_pass.clone(),
+            };
             let store_secrets = self.store_secrets;
             self.tasks
-                .spawn(async move { (job, jobs::run(client, job, store_secrets).await) });
+                .spawn(async move { (job, pass, jobs::run(client, job, store_secrets).await) });
         }
     }
 
     /// Runs until every task is done (false) or shutdown is requested (true).
     async fn drive(&mut self, mut shutdown: Option<Shutdown>) -> bool {
+        let mut phase = self.client.outage().subscribe();
         loop {
             self.start_pending();
-            let next = match shutdown.as_mut() {
-                Some(rx) => tokio::select! {
-                    next = self.tasks.join_next() => next,
-                    _ = rx.recv() => {
-                        self.tasks.abort_all();
-                        return true;
-                    }
-                },
-                None => self.tasks.join_next().await,
+            let next = tokio::select! {
+                next = self.tasks.join_next() => next,
+                _ = stopped(&mut shutdown) => {
+                    self.tasks.abort_all();
+                    return true;
+                }
+                Ok(()) = phase.changed() => {
+                    let since = match &*phase.borrow_and_update() {
+                        Phase::Waiting { since } => Some(*since),
+                        _ => None,
+                    };
+                    self.progress.waiting(since);
+                    continue;
+                }
             };
-            let Some(joined) = next else { return false };
+            let Some(joined) = next else {
+                if self.start_second_pass() {
+                    continue;
+                }
+                return false;
+            };
             match joined {
-                Ok((job, result)) => self.handle(job, result).await,
+                Ok((job, pass, result)) => self.handle(job, pass, result).await,
                 Err(e) if e.is_cancelled() => {}
                 Err(e) => self.record(SyncErrorRecord {
                     operation: "sync".into(),
@@ -351,10 +416,17 @@ impl Crawl {
                 self.tasks.abort_all();
                 return true;
             }
+            if self.gave_up {
+                // Every other fetch would fail the same way: one error says it.
+                self.tasks.abort_all();
+                self.pending.clear();
+                self.deferred.clear();
+                return false;
+            }
         }
     }
 
-    async fn handle(&mut self, job: Job, result: Result<Done, Failure>) {
+    async fn handle(&mut self, job: Job, pass: Pass, result: Result<Done, Failure>) {
         // Operation 7 lists the current user's projects: an API key has no user.
         if job == Job::ProjectList(Operation::ListProjects) && self.has_jwt {
             self.spawn(Job::ProjectList(Operation::ListUserProjects));
@@ -383,7 +455,7 @@ impl Crawl {
                 self.error_count += problems;
                 self.send_doc(done.doc).await;
             }
-            Err(failure) => self.failed(job, failure).await,
+            Err(failure) => self.failed(job, pass, failure).await,
         }
     }
 
@@ -398,7 +470,33 @@ impl Crawl {
         }
     }
 
-    async fn failed(&mut self, job: Job, failure: Failure) {
+    async fn failed(&mut self, job: Job, pass: Pass, mut failure: Failure) {
+        if let ApiError::Unreachable { .. } = failure.error {
+            if !std::mem::replace(&mut self.gave_up, true) {
+                let not_fetched = self.tasks.len() + self.pending.len() + self.deferred.len() + 1;
+                let record = SyncErrorRecord {
+                    operation: "sync".into(),
+                    entity: None,
+                    http_status: None,
+                    message: format!("{} ({not_fetched} documents not fetched)", failure.error),
+                    attempts: failure.attempts,
+                };
+                self.record(record.clone());
+                if self.to_writer.send(WriterMsg::Error(record)).await.is_err() {
+                    self.writer_gone = true;
+                }
+            }
+            return;
+        }
+        match pass {
+            Pass::First if failure.error.is_retryable() => {
+                tracing::debug!(entity = job.entity(), error = %failure.error, "retries exhausted; fetched again at the end of the run");
+                self.deferred.push((job, failure.attempts));
+                return;
+            }
+            Pass::First => {}
+            Pass::Second { earlier } => failure.attempts += earlier,
+        }
         let op = job.operation();
         let refusal = matches!(failure.error.http_status(), Some(401 | 403));
         let optional = matches!(
@@ -462,12 +560,44 @@ impl Crawl {
         if aborted {
             return Some("stopped before the end (shutdown requested or the writer failed)".into());
         }
-        (self.suppressed > 0).then(|| {
-            format!(
-                "{} refused calls not recorded individually",
-                self.suppressed
-            )
-        })
+        let (outages, waited) = self.client.outage().ridden();
+        let notes: Vec<String> = [
+            (outages > 0).then(|| {
+                let plural = if outages == 1 { "" } else { "s" };
+                format!(
+                    "waited {} for the service ({outages} outage{plural})",
+                    span(waited)
+                )
+            }),
+            self.gave_up
+                .then(|| "stopped early: the service was unreachable".to_string()),
+            (self.second_passes > 0).then(|| {
+                format!(
+                    "{} documents fetched in a second pass after their retries failed",
+                    self.second_passes
+                )
+            }),
+            (self.suppressed > 0).then(|| {
+                format!(
+                    "{} refused calls not recorded individually",
+                    self.suppressed
+                )
+            }),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!notes.is_empty()).then(|| notes.join("; "))
+    }
+}
+
+/// Resolves when a stop is requested; never without a [`Shutdown`].
+async fn stopped(shutdown: &mut Option<Shutdown>) {
+    match shutdown {
+        Some(rx) => {
+            rx.recv().await;
+        }
+        None => std::future::pending().await,
     }
 }
 

@@ -9,6 +9,9 @@ use std::io::IsTerminal;
 #[derive(Debug)]
 pub struct Progress {
     bar: Option<ProgressBar>,
+    /// "waiting for the service since ..." while an outage is waited out.
+    waiting: Option<String>,
+    bytes: u64,
 }
 
 impl Progress {
@@ -23,7 +26,11 @@ impl Progress {
             }
             bar
         });
-        Progress { bar }
+        Progress {
+            bar,
+            waiting: None,
+            bytes: 0,
+        }
     }
 
     /// More documents became known.
@@ -34,10 +41,32 @@ impl Progress {
     }
 
     /// One document done; `bytes` received so far.
-    pub fn done(&self, bytes: u64) {
+    pub fn done(&mut self, bytes: u64) {
+        self.bytes = bytes;
         if let Some(bar) = &self.bar {
             bar.inc(1);
-            bar.set_message(format!("{:.1} MB", bytes as f64 / 1e6));
+        }
+        self.show();
+    }
+
+    /// The service is down since then (`None`: it answers again).
+    pub fn waiting(&mut self, since: Option<chrono::DateTime<chrono::Utc>>) {
+        self.waiting = since.map(|t| {
+            format!(
+                "waiting for the service since {}",
+                t.format("%Y-%m-%d %H:%M:%S UTC")
+            )
+        });
+        self.show();
+    }
+
+    fn show(&self) {
+        if let Some(bar) = &self.bar {
+            let received = format!("{:.1} MB", self.bytes as f64 / 1e6);
+            bar.set_message(match &self.waiting {
+                Some(waiting) => format!("{received}  {waiting}"),
+                None => received,
+            });
         }
     }
 

@@ -40,6 +40,17 @@ pub async fn start(profile: Profile, faults: FaultSpec, world: Option<World>) ->
 
 /// A client with the given credentials and quick retries.
 pub fn client(handle: &SandboxHandle, api_key: Option<&str>, jwt: Option<&str>) -> Client {
+    Client::new(config(handle, api_key, jwt)).expect("client")
+}
+
+/// The white label admin's client, with its configuration changed by `tune`.
+pub fn admin_with(handle: &SandboxHandle, tune: impl FnOnce(&mut ClientConfig)) -> Client {
+    let mut cfg = config(handle, None, Some(&handle.info.jwt));
+    tune(&mut cfg);
+    Client::new(cfg).expect("client")
+}
+
+fn config(handle: &SandboxHandle, api_key: Option<&str>, jwt: Option<&str>) -> ClientConfig {
     let creds = Credentials {
         api_key: api_key.map(Secret::new),
         jwt: jwt.map(Secret::new),
@@ -51,7 +62,7 @@ pub fn client(handle: &SandboxHandle, api_key: Option<&str>, jwt: Option<&str>) 
         max_retries: 6,
     };
     cfg.timeout = Duration::from_secs(20);
-    Client::new(cfg).expect("client")
+    cfg
 }
 
 /// A client with the white label admin's JWT (sees everything).
@@ -92,6 +103,13 @@ pub async fn admin_post(handle: &SandboxHandle, route: &str) -> u16 {
 /// Opens the mirror for assertions.
 pub fn open(db: &std::path::Path) -> rusqlite::Connection {
     rusqlite::Connection::open(db).expect("open mirror")
+}
+
+/// One integer from a query, 0 while the mirror does not exist or lacks the table.
+pub fn count_or_zero(db: &std::path::Path, sql: &str) -> i64 {
+    rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+        .unwrap_or(0)
 }
 
 /// One integer from a query.

@@ -35,6 +35,9 @@ fn daemon(
             "csv,json",
             "--timeout",
             "5",
+            // A server shut down mid-sync is an outage: waited out 2 s, not 10 minutes.
+            "--outage-limit",
+            "2",
         ])
         .env("ORGLEDGER_BASE_URL", &sb.info.url)
         .env("ORGLEDGER_JWT", &sb.info.jwt)

@@ -11,8 +11,12 @@ use std::time::{Duration, Instant};
 
 const FAULTS: &str = "5xx=0.1,429=0.05,slow=0.02,malformed=0.02,truncated=0.02,envelope=0.01";
 
+/// More than half of all answers broken: a first pass alone leaves about a dozen
+/// documents of a `small` world failed.
+const HEAVY_FAULTS: &str = "5xx=0.3,429=0.1,malformed=0.05,truncated=0.05,envelope=0.05";
+
 /// Syncs a clean sandbox of the profile and returns the mirror digest.
-async fn clean_digest(profile: Profile) -> String {
+pub(crate) async fn clean_digest(profile: Profile) -> String {
     let sb = common::sandbox(profile).await;
     let (_dir, db) = common::scratch();
     let outcome = sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
@@ -48,6 +52,35 @@ async fn a_sync_under_faults_converges_to_the_fault_free_mirror() {
         requests as i64 > docs,
         "faults forced retries: {requests} requests for {docs} documents"
     );
+    assert_eq!(digest::current_state(&conn).expect("digest"), expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_heavy_faults_a_second_pass_completes_the_sync_with_the_fault_free_mirror() {
+    let expected = clean_digest(Profile::Small).await;
+    let faults: FaultSpec = HEAVY_FAULTS.parse().expect("spec");
+    let sb = common::start(Profile::Small, faults, None).await;
+    let (_dir, db) = common::scratch();
+    let client = common::admin(&sb);
+    let outcome = sync::run(&client, &common::sync_opts(&sb, &db), None)
+        .await
+        .expect("sync");
+    assert_eq!(
+        outcome.status,
+        RunStatus::Succeeded,
+        "documents that exhausted their retries succeed in the second pass: {:?}",
+        outcome.errors
+    );
+    let conn = common::open(&db);
+    assert_eq!(common::count(&conn, "SELECT COUNT(*) FROM sync_errors"), 0);
+    let message: String = conn
+        .query_row(
+            "SELECT message FROM sync_runs WHERE id = ?1",
+            [outcome.run_id],
+            |r| r.get(0),
+        )
+        .expect("the run says how many documents needed a second pass");
+    assert!(message.contains("fetched in a second pass"), "{message}");
     assert_eq!(digest::current_state(&conn).expect("digest"), expected);
 }
 

@@ -16,6 +16,7 @@ mod faults;
 mod first_use;
 mod html;
 mod numbers;
+mod outages;
 mod parsing_props;
 mod report_cli;
 mod reports_e2e;
