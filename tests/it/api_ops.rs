@@ -175,7 +175,7 @@ async fn create_project_is_validated_on_both_sides() {
     assert!(c.create_project(wl, &no_owner).await.is_err());
 
     // The server enforces the same contract for clients that do not validate.
-    let http = reqwest::Client::new();
+    let http = common::http();
     for body in [
         r#"{"projectVisibility":"public","ownerId":1}"#,
         r#"{"projectName":"x"}"#,

@@ -324,7 +324,7 @@ async fn set_override(sb: &SandboxHandle, case: &Case, path: &str) {
         "{}/sandbox/override?path={path}&status={}&content_type={}",
         sb.info.url, case.status, case.content_type
     );
-    let resp = reqwest::Client::new()
+    let resp = common::http()
         .post(url)
         .header("x-jwt-token", &sb.info.jwt)
         .body(case.body.clone())
@@ -335,7 +335,7 @@ async fn set_override(sb: &SandboxHandle, case: &Case, path: &str) {
 }
 
 async fn clear_override(sb: &SandboxHandle, path: &str) {
-    let resp = reqwest::Client::new()
+    let resp = common::http()
         .delete(format!("{}/sandbox/override?path={path}", sb.info.url))
         .header("x-jwt-token", &sb.info.jwt)
         .send()
@@ -731,7 +731,7 @@ async fn the_override_route_needs_the_jwt_and_serves_bytes_verbatim() {
     let sb = common::sandbox(Profile::Tiny).await;
     let admin = common::admin(&sb);
     let path = format!("/v1/api/{}", sb.info.project_id);
-    let http = reqwest::Client::new();
+    let http = common::http();
     let install = |jwt: &str| {
         http.post(format!(
             "{}/sandbox/override?path={path}&status=418&content_type=text/plain",
@@ -804,7 +804,7 @@ async fn a_repeated_key_in_a_list_keeps_the_last_entry_and_is_reported() {
     // another CPU time.
     let path =
         orgledger::api::operation::whitelabel_user_path(sb.info.whitelabel_organization_id, user);
-    let answer = reqwest::Client::new()
+    let answer = common::http()
         .get(format!("{}{path}", sb.info.url))
         .header("x-jwt-token", &sb.info.jwt)
         .send()

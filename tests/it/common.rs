@@ -90,7 +90,7 @@ pub fn sync_opts(handle: &SandboxHandle, db: &std::path::Path) -> SyncOptions {
 
 /// POSTs to a sandbox admin route with the JWT; returns the status.
 pub async fn admin_post(handle: &SandboxHandle, route: &str) -> u16 {
-    reqwest::Client::new()
+    http()
         .post(format!("{}{route}", handle.info.url))
         .header("x-jwt-token", &handle.info.jwt)
         .send()
@@ -129,4 +129,36 @@ pub fn well_formed(page: &str) -> Result<(), String> {
     roxmltree::Document::parse_with_options(page, options)
         .map(drop)
         .map_err(|e| e.to_string())
+}
+
+/// Sends `signal` (e.g. "-TERM") to a child orgledger and waits for it to exit,
+/// failing after 15 s; returns its exit code and the time from signal to exit.
+pub async fn signal_and_wait(
+    child: &mut std::process::Child,
+    signal: &str,
+) -> (Option<i32>, Duration) {
+    let sent = std::time::Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success(), "kill {signal} failed");
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return (status.code(), sent.elapsed());
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(15),
+            "the process did not exit after {signal}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A plain HTTP client for the sandbox's admin routes. reqwest is built without a
+/// default TLS provider (the product installs one when it builds its client), so
+/// a test that talks to the sandbox before any product client exists installs it.
+pub fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
 }

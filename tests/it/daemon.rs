@@ -69,28 +69,13 @@ async fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool
 }
 
 /// Sends SIGTERM and returns (exit code, seconds to exit, stderr).
-fn terminate(mut child: Child) -> (Option<i32>, f64, String) {
-    let started = Instant::now();
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status.code();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "daemon did not exit after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+async fn terminate(mut child: Child) -> (Option<i32>, f64, String) {
+    let (code, took) = common::signal_and_wait(&mut child, "-TERM").await;
     let mut err = String::new();
     if let Some(mut stderr) = child.stderr.take() {
         let _ = stderr.read_to_string(&mut err);
     }
-    (code, started.elapsed().as_secs_f64(), err)
+    (code, took.as_secs_f64(), err)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -111,7 +96,7 @@ async fn syncs_and_reports_on_schedule_then_stops_cleanly() {
         out.join(&today).join("manifest.json").exists()
     })
     .await;
-    let (code, secs, stderr) = terminate(child);
+    let (code, secs, stderr) = terminate(child).await;
     assert_eq!(code, Some(0), "clean exit; stderr:\n{stderr}");
     assert!(secs < 10.0, "exited within 10 s ({secs:.1})");
     assert_eq!(runs(&db, "running"), 0, "no run left running");
@@ -135,7 +120,7 @@ async fn a_tick_during_a_long_sync_is_skipped_and_sigterm_aborts_it() {
     })
     .await;
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let (code, secs, stderr) = terminate(child);
+    let (code, secs, stderr) = terminate(child).await;
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
     assert!(secs < 10.0, "exited within 10 s ({secs:.1})");
     assert!(
@@ -185,7 +170,7 @@ async fn survives_a_dead_server_and_recovers() {
         runs(&db, "succeeded") > before
     })
     .await;
-    let (code, _, stderr) = terminate(child);
+    let (code, _, stderr) = terminate(child).await;
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
     assert!(
         stderr.contains("next tick will try again") || stderr.contains("discovery failed"),

@@ -269,23 +269,8 @@ async fn interrupted_sync(signal: &str) -> (Option<i32>, f64, String, std::path:
     }
     // Mid-crawl: discovery is done, the slow follow-ups are in flight.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let sent = Instant::now();
-    let kill = Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status.code();
-        }
-        assert!(
-            sent.elapsed() < Duration::from_secs(15),
-            "sync did not exit"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    let secs = sent.elapsed().as_secs_f64();
+    let (code, took) = common::signal_and_wait(&mut child, signal).await;
+    let secs = took.as_secs_f64();
     let mut err = String::new();
     if let Some(mut pipe) = child.stderr.take() {
         use std::io::Read;

@@ -136,7 +136,7 @@ fn entitlement(rows: &[Value], org: i64, metric: &str) -> Value {
 
 /// Serves `body` with `status` at `path` instead of the world's answer.
 async fn set_override(sb: &SandboxHandle, path: &str, status: u16, body: Vec<u8>) {
-    let answer = reqwest::Client::new()
+    let answer = common::http()
         .post(format!(
             "{}/sandbox/override?path={path}&status={status}",
             sb.info.url
@@ -153,7 +153,7 @@ async fn set_override(sb: &SandboxHandle, path: &str, status: u16, body: Vec<u8>
 async fn served(sb: &SandboxHandle, path: &str) -> String {
     // Building the crate's client installs the TLS crypto provider reqwest needs.
     common::admin(sb);
-    reqwest::Client::new()
+    common::http()
         .get(format!("{}{path}", sb.info.url))
         .header("x-jwt-token", &sb.info.jwt)
         .send()
@@ -234,7 +234,7 @@ async fn deleted_projects_count_and_an_organization_without_projects_uses_zero()
     assert_eq!(second.status, RunStatus::Succeeded, "{:?}", second.errors);
     assert_eq!(errors_of(&conn, second.run_id), 0);
     // `success: false` naming the missing project means the same.
-    let healed = reqwest::Client::new()
+    let healed = common::http()
         .delete(format!("{}/sandbox/fail?path={path}", sb.info.url))
         .header("x-jwt-token", &sb.info.jwt)
         .send()

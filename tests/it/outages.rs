@@ -45,7 +45,7 @@ async fn sync_with_outage(
 }
 
 async fn end_outage(sb: &SandboxHandle) {
-    let healed = reqwest::Client::new()
+    let healed = common::http()
         .delete(format!("{}/sandbox/outage", sb.info.url))
         .header("x-jwt-token", &sb.info.jwt)
         .send()
@@ -184,26 +184,8 @@ async fn sigterm_ends_a_sync_waiting_for_the_service_within_ten_seconds() {
             break;
         }
     }
-    let sent = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status.code();
-        }
-        assert!(
-            sent.elapsed() < Duration::from_secs(15),
-            "sync did not exit"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    assert!(
-        sent.elapsed() < Duration::from_secs(10),
-        "exited within 10 s"
-    );
+    let (code, took) = common::signal_and_wait(&mut child, "-TERM").await;
+    assert!(took < Duration::from_secs(10), "exited within 10 s");
     assert_eq!(code, Some(143));
     assert_eq!(
         common::count(

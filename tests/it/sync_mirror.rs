@@ -275,7 +275,7 @@ async fn failures_make_a_partial_run_and_removals_are_marked() {
     assert!(others_updated > 0, "everything else was stored");
 
     // A partial run never marks removals; the next complete one does.
-    let heal = reqwest::Client::new()
+    let heal = common::http()
         .delete(format!(
             "{}/sandbox/fail?path=/v1/api/{broken}",
             sb.info.url
