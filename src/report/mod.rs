@@ -260,7 +260,7 @@ impl Ctx<'_> {
     }
 
     fn install(&self, date: NaiveDate) -> Result<(), ReportError> {
-        asof::install(self.conn, date).map_err(|source| ReportError::AsOf {
+        install_views(self.conn, date).map_err(|source| ReportError::AsOf {
             db: self.db.to_path_buf(),
             as_of: date,
             cause: source,
@@ -414,10 +414,18 @@ fn output_formats(asked: &[Format]) -> (Vec<Format>, bool) {
     (out, asked.contains(&Format::Html))
 }
 
+/// The views every extract reads: the mirror as of `as_of` (`mirror::asof`), then
+/// who owns what (`queries/attribution.sql`), defined once for the extracts that
+/// attribute projects and developer profiles. Calling it again moves the cut-off.
+pub(crate) fn install_views(conn: &Connection, as_of: NaiveDate) -> rusqlite::Result<()> {
+    asof::install(conn, as_of)?;
+    conn.execute_batch(include_str!("../../queries/attribution.sql"))
+}
+
 /// Opens the mirror read-only with the as-of views of `as_of`.
 pub(crate) fn open(db: &Path, as_of: NaiveDate) -> Result<Connection, ReportError> {
     let conn = crate::mirror::open_ro(db)?;
-    asof::install(&conn, as_of).map_err(|source| ReportError::AsOf {
+    install_views(&conn, as_of).map_err(|source| ReportError::AsOf {
         db: db.to_path_buf(),
         as_of,
         cause: source,

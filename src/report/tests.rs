@@ -421,7 +421,7 @@ fn explain_shipped_queries() {
     let path = std::path::PathBuf::from(dir).join("mirror.db");
     let as_of = bench_start() + chrono::Days::new(7);
     let conn = crate::mirror::open_ro(&path).expect("open");
-    crate::mirror::asof::install(&conn, as_of).expect("views");
+    crate::report::install_views(&conn, as_of).expect("views");
     let params = [
         (":as_of", rusqlite::types::Value::Text("2025-06-30".into())),
         (

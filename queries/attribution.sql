@@ -1,0 +1,67 @@
+-- Who owns what, shared by the extracts of `entitlements` and `project_compute`.
+-- Installed as TEMP views on every report connection after the as-of views (so it
+-- reads the mirror as of the report's date); extracts, overrides in a queries folder
+-- and custom reports can all read `developer_profile_user` and `project_organization`.
+
+DROP VIEW IF EXISTS temp.developer_profile_user;
+DROP VIEW IF EXISTS temp.project_organization;
+
+-- The user a developer profile belongs to, as the data says it, best evidence first:
+-- the user its projects name as `developerProfileUserId`, the admin whose organization
+-- summary marks it a developer profile, its admin member (operation 1), any user
+-- whose summary marks it one, and last its only member. A pending second member is
+-- never the profile's user while one of the others names someone.
+CREATE TEMP VIEW developer_profile_user AS
+WITH
+dev_claims AS (
+    SELECT owner_organization_id AS organization_id, developer_profile_user_id AS user_id,
+           1 AS rank
+    FROM projects
+    WHERE owner_organization_id IS NOT NULL AND developer_profile_user_id IS NOT NULL
+    UNION ALL
+    SELECT organization_id, user_id, CASE WHEN is_admin = 1 THEN 2 ELSE 4 END
+    FROM user_organizations
+    WHERE is_developer_profile = 1
+    UNION ALL
+    SELECT m.organization_id, m.user_id, 3
+    FROM organization_members m
+    JOIN organizations o ON o.id = m.organization_id AND o.is_developer_profile = 1
+    WHERE m.role = 'admin'
+    UNION ALL
+    SELECT m.organization_id, MIN(m.user_id), 5
+    FROM organization_members m
+    JOIN organizations o ON o.id = m.organization_id AND o.is_developer_profile = 1
+    GROUP BY m.organization_id
+    HAVING COUNT(*) = 1
+)
+SELECT organization_id, user_id
+FROM (SELECT organization_id, user_id,
+             ROW_NUMBER() OVER (PARTITION BY organization_id ORDER BY rank, user_id) AS k
+      FROM dev_claims)
+WHERE k = 1;
+
+-- A project's organization: its `ownerOrganizationId`, else the developer profile of
+-- its `developerProfileUserId` (or `ownerUserId`) when the data names exactly one.
+CREATE TEMP VIEW project_organization AS
+WITH
+-- MATERIALIZED: computed once, not again for every row the NOT EXISTS below tests.
+dev_user AS MATERIALIZED (SELECT organization_id, user_id FROM developer_profile_user),
+-- Each user's developer-profile organization, when the data names exactly one.
+user_profile AS (
+    SELECT user_id, MIN(organization_id) AS organization_id
+    FROM (SELECT user_id, organization_id FROM dev_user
+          UNION
+          SELECT l.user_id, l.organization_id
+          FROM user_organization_links l
+          JOIN organizations o ON o.id = l.organization_id AND o.is_developer_profile = 1
+          WHERE NOT EXISTS (SELECT 1 FROM dev_user d
+                            WHERE d.organization_id = l.organization_id))
+    GROUP BY user_id
+    HAVING COUNT(DISTINCT organization_id) = 1
+)
+SELECT p.id, p.deleted_date,
+       COALESCE(p.owner_organization_id, up.organization_id) AS organization_id
+FROM projects p
+LEFT JOIN user_profile up
+  ON p.owner_organization_id IS NULL
+ AND up.user_id = COALESCE(p.developer_profile_user_id, p.owner_user_id);
