@@ -31,21 +31,6 @@ async fn synced_and_reported() -> (tempfile::TempDir, tempfile::TempDir, PathBuf
     (scratch, out, db, dir)
 }
 
-fn json_rows(dir: &Path, name: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("report file");
-    match serde_json::from_str(&text).expect("json") {
-        Value::Array(rows) => rows,
-        other => panic!("{name}.json is not an array: {other}"),
-    }
-}
-
-fn entitlement(rows: &[Value], org: i64, metric: &str) -> Value {
-    rows.iter()
-        .find(|r| r["organization_id"].as_i64() == Some(org) && r["metric"] == metric)
-        .cloned()
-        .unwrap_or_else(|| panic!("no {metric} row for organization {org}"))
-}
-
 /// A user's compute seconds in their daily-metrics record of the test date.
 fn compute_of(db: &Path, user: i64) -> i64 {
     common::count(
@@ -72,7 +57,7 @@ async fn every_built_in_report_has_each_key_once_with_a_user_of_two_developer_pr
         ("usage_summary", &["scope", "id", "window_days"]),
     ];
     for (name, key) in reports {
-        let rows = json_rows(&dir, name);
+        let rows = common::json_rows(&dir, name);
         assert!(!rows.is_empty(), "{name} has rows");
         let mut seen = HashSet::new();
         for r in &rows {
@@ -81,7 +66,7 @@ async fn every_built_in_report_has_each_key_once_with_a_user_of_two_developer_pr
         }
     }
     // The user's two profiles and the profile with a pending member: five rows each.
-    let ent = json_rows(&dir, "entitlements");
+    let ent = common::json_rows(&dir, "entitlements");
     for id in [org::DEV_TWIN_A, org::DEV_TWIN_B, org::DEV_PENDING_MEMBER] {
         let n = ent
             .iter()
@@ -94,26 +79,26 @@ async fn every_built_in_report_has_each_key_once_with_a_user_of_two_developer_pr
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_developer_profile_is_its_admins_and_its_projects_are_attributed_to_it() {
     let (_scratch, _out, db, dir) = synced_and_reported().await;
-    let ent = json_rows(&dir, "entitlements");
+    let ent = common::json_rows(&dir, "entitlements");
     // Profile 907 lists its admin 19905 and a pending member 19906; the summaries of
     // both mark it a developer profile, only 19905's as admin. Its compute is 19905's.
     let owner = compute_of(&db, user::DEV_OWNER);
     let pending = compute_of(&db, user::DEV_PENDING);
     assert_ne!(owner, pending, "the world tells the two members apart");
-    let row = entitlement(&ent, org::DEV_PENDING_MEMBER, "compute_seconds");
+    let row = common::entitlement(&ent, org::DEV_PENDING_MEMBER, "compute_seconds");
     assert_eq!(row["source"], "daily_metrics");
     assert_eq!(row["used"].as_i64(), Some(owner));
     // User 19907's two profiles each show that user's figures.
     let twins = compute_of(&db, user::DEV_TWINS);
     for id in [org::DEV_TWIN_A, org::DEV_TWIN_B] {
-        let row = entitlement(&ent, id, "compute_seconds");
+        let row = common::entitlement(&ent, id, "compute_seconds");
         assert_eq!(row["used"].as_i64(), Some(twins), "organization {id}");
     }
 
     // Project 299905 names no owner organization, only its developer-profile user
     // 19905, whose only profile is 907. 19907 has two profiles, so nothing in the data
     // says which one 299906 and 299907 belong to. A regular project keeps its owner.
-    let pc = json_rows(&dir, "project_compute");
+    let pc = common::json_rows(&dir, "project_compute");
     let org_of = |id: i64| -> (Value, Value) {
         let r = pc
             .iter()
@@ -139,10 +124,10 @@ async fn a_developer_profile_is_its_admins_and_its_projects_are_attributed_to_it
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_organization_known_only_through_summaries_takes_its_limits_from_them() {
     let (_scratch, _out, _db, dir) = synced_and_reported().await;
-    let ent = json_rows(&dir, "entitlements");
+    let ent = common::json_rows(&dir, "entitlements");
     // Organization 910 (403 from operation 1) is only in user 19901's summaries, with
     // entitlementLimits {users 5, projects 10} and a user count of 1.
-    let users = entitlement(&ent, org::OUTSIDE_WHITE_LABEL, "users");
+    let users = common::entitlement(&ent, org::OUTSIDE_WHITE_LABEL, "users");
     assert_eq!(
         users["organization_name"],
         "Hard case: outside the white label"
@@ -154,15 +139,15 @@ async fn an_organization_known_only_through_summaries_takes_its_limits_from_them
     // 1 of 5 = 20 % → ok.
     assert_eq!(users["pct_used"].as_f64(), Some(20.0));
     assert_eq!(users["status"], "ok");
-    let projects = entitlement(&ent, org::OUTSIDE_WHITE_LABEL, "projects");
+    let projects = common::entitlement(&ent, org::OUTSIDE_WHITE_LABEL, "projects");
     assert_eq!(projects["limit"].as_i64(), Some(10));
     assert_eq!(projects["limit_source"], "user_summary");
     // No storage limit anywhere: no limit and no source for it.
-    let storage = entitlement(&ent, org::OUTSIDE_WHITE_LABEL, "storage_bytes");
+    let storage = common::entitlement(&ent, org::OUTSIDE_WHITE_LABEL, "storage_bytes");
     assert_eq!(storage["limit"], Value::Null);
     assert_eq!(storage["limit_source"], Value::Null);
     // A limit read through operation 1 says so: organization 906's 2^60 s.
-    let huge = entitlement(&ent, org::HUGE_LIMITS, "compute_seconds");
+    let huge = common::entitlement(&ent, org::HUGE_LIMITS, "compute_seconds");
     assert_eq!(huge["limit"].as_i64(), Some(1 << 60));
     assert_eq!(huge["limit_source"], "organization");
 }

@@ -162,3 +162,20 @@ pub fn http() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
 }
+
+/// The rows of a report's JSON file in `dir`.
+pub fn json_rows(dir: &std::path::Path, name: &str) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("report file");
+    match serde_json::from_str(&text).expect("json") {
+        serde_json::Value::Array(rows) => rows,
+        other => panic!("{name}.json is not an array: {other}"),
+    }
+}
+
+/// The `entitlements` row of one (organization, metric).
+pub fn entitlement(rows: &[serde_json::Value], org: i64, metric: &str) -> serde_json::Value {
+    rows.iter()
+        .find(|r| r["organization_id"].as_i64() == Some(org) && r["metric"] == metric)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {metric} row for organization {org}"))
+}

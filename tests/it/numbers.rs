@@ -119,21 +119,6 @@ fn build(db: &Path, dir: &Path, names: &[&str]) -> std::path::PathBuf {
     report::run(&opts).expect("reports build").dir
 }
 
-fn json_rows(dir: &Path, name: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(dir.join(format!("{name}.json"))).expect("report file");
-    match serde_json::from_str(&text).expect("json") {
-        Value::Array(rows) => rows,
-        other => panic!("{name}.json is not an array: {other}"),
-    }
-}
-
-fn entitlement(rows: &[Value], org: i64, metric: &str) -> Value {
-    rows.iter()
-        .find(|r| r["organization_id"].as_i64() == Some(org) && r["metric"] == metric)
-        .cloned()
-        .unwrap_or_else(|| panic!("no {metric} row for organization {org}"))
-}
-
 /// Serves `body` with `status` at `path` instead of the world's answer.
 async fn set_override(sb: &SandboxHandle, path: &str, status: u16, body: Vec<u8>) {
     let answer = common::http()
@@ -195,16 +180,16 @@ async fn deleted_projects_count_and_an_organization_without_projects_uses_zero()
         &dir.path().join("first"),
         &["entitlements", "project_compute"],
     );
-    let rows = json_rows(&out, "entitlements");
-    let compute = entitlement(&rows, shape.org, "compute_seconds");
+    let rows = common::json_rows(&out, "entitlements");
+    let compute = common::entitlement(&rows, shape.org, "compute_seconds");
     assert_eq!(compute["used"].as_f64(), Some(10_500.0), "{compute}");
     assert_eq!(compute["source"], "project_info+projects");
     // No projects: the sum over none is 0 (no limit is set, so the status says so).
-    let empty = entitlement(&rows, shape.empty_org, "compute_seconds");
+    let empty = common::entitlement(&rows, shape.empty_org, "compute_seconds");
     assert_eq!(empty["used"].as_f64(), Some(0.0), "{empty}");
     assert_ne!(empty["status"], "no_data", "{empty}");
     assert_eq!(empty["source"], "project_info+projects");
-    let projects = json_rows(&out, "project_compute");
+    let projects = common::json_rows(&out, "project_compute");
     let row = projects
         .iter()
         .find(|r| r["project_id"].as_i64() == Some(deleted))
@@ -258,8 +243,8 @@ async fn deleted_projects_count_and_an_organization_without_projects_uses_zero()
         "the last stored information stays"
     );
     let out = build(&db, &dir.path().join("third"), &["entitlements"]);
-    let compute = entitlement(
-        &json_rows(&out, "entitlements"),
+    let compute = common::entitlement(
+        &common::json_rows(&out, "entitlements"),
         shape.org,
         "compute_seconds",
     );
@@ -312,8 +297,8 @@ async fn a_2_to_the_60_limit_survives_every_spelling_and_is_printed_in_plain_dig
     }
 
     let out = build(&db, &dir.path().join("r"), &["entitlements"]);
-    let row = entitlement(
-        &json_rows(&out, "entitlements"),
+    let row = common::entitlement(
+        &common::json_rows(&out, "entitlements"),
         shape.org,
         "compute_seconds",
     );
