@@ -98,8 +98,6 @@ pub struct Done {
     pub doc: Doc,
     /// What to fetch next.
     pub follow: FollowUps,
-    /// Attempts it took.
-    pub attempts: u32,
     /// The server's clock when it answered.
     pub server_time: Option<chrono::DateTime<chrono::Utc>>,
 }
@@ -109,7 +107,6 @@ pub struct Done {
 /// documents would otherwise hold body, model and rows at once).
 struct Meta {
     raw: crate::mirror::raw::Encoded,
-    attempts: u32,
     server_time: Option<chrono::DateTime<chrono::Utc>>,
 }
 
@@ -118,22 +115,14 @@ fn split<T>(f: Fetched<T>) -> (T, Meta) {
         value,
         raw,
         server_time,
-        attempts,
+        attempts: _,
     } = f;
     let raw = crate::mirror::raw::encode(&raw);
-    (
-        value,
-        Meta {
-            raw,
-            attempts,
-            server_time,
-        },
-    )
+    (value, Meta { raw, server_time })
 }
 
 fn done(job: Job, meta: Meta, rows: DocRows, follow: FollowUps) -> Done {
     Done {
-        attempts: meta.attempts,
         server_time: meta.server_time,
         doc: Doc {
             operation: job.operation().name(),
@@ -148,9 +137,8 @@ fn done(job: Job, meta: Meta, rows: DocRows, follow: FollowUps) -> Done {
 /// A deleted project whose information the service no longer serves: nothing is
 /// written, and its stored information counts as seen, so a complete sync does
 /// not mark it removed (its compute still belongs to its organization's year).
-fn kept(job: Job, project: i64, attempts: u32) -> Done {
+fn kept(job: Job, project: i64) -> Done {
     Done {
-        attempts,
         server_time: None,
         doc: Doc {
             operation: job.operation().name(),
@@ -257,7 +245,7 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
                 Ok(f) => f,
                 Err(failure) if deleted && is_gone(&failure.error) => {
                     tracing::debug!(project, error = %failure.error, "deleted project no longer served; its stored information stays");
-                    return Ok(kept(job, project, failure.attempts));
+                    return Ok(kept(job, project));
                 }
                 Err(failure) => return Err(failure),
             };

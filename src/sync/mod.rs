@@ -14,7 +14,7 @@
 //! still fails (or fails for good) is recorded in `sync_errors`, keeps its previous
 //! version, and makes the run `partial`.
 
-pub mod jobs;
+pub(crate) mod jobs;
 pub(crate) mod progress;
 pub(crate) mod writer;
 
