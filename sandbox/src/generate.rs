@@ -1161,10 +1161,11 @@ fn age_project(p: &mut Project, r: &mut SplitMix64, now: Time) {
     if r.chance(0.5) {
         p.readme = Some(Readme {
             markdown: format!("# {}\n\nCollected with *care*.", p.name),
-            html: format!(
-                "<h1>{}</h1>\n<p>Collected with <em>care</em>.</p>",
-                escape_html(&p.name)
-            ),
+            html: maud::html! {
+                h1 { (p.name) } "\n"
+                p { "Collected with " em { "care" } "." }
+            }
+            .into_string(),
         });
     }
     let count = if r.chance(0.1) { 0 } else { r.range(20, 5000) };
@@ -1222,13 +1223,6 @@ fn age_project(p: &mut Project, r: &mut SplitMix64, now: Time) {
         p.full_deletion_date = Some(deleted + days(30)).filter(|d| *d <= now);
         c.daily_ms = 0;
     }
-}
-
-pub(crate) fn escape_html(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 fn make_device(r: &mut SplitMix64, id: i64, p: &Project, now: Time) -> Device {

@@ -3,9 +3,9 @@
 //! screen reader has a text alternative.
 
 use super::data::{Trend, TrendSeries, Trials, Usage, day_label, trial_label};
-use super::escape;
 use crate::report::ReportError;
 use crate::report::status::Status;
+use maud::html;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -71,11 +71,13 @@ fn accessible(svg: &str, id: &str, title: &str, desc: &str) -> String {
     };
     let (attrs, body) = rest.split_at(end);
     let body = &body[1..];
+    let text = html! {
+        title id={ (id) "-title" } { (title) } "\n"
+        desc id={ (id) "-desc" } { (desc) } "\n"
+    };
     format!(
-        "<svg role=\"img\" aria-labelledby=\"{id}-title {id}-desc\" class=\"chart\" {attrs}>\n\
-         <title id=\"{id}-title\">{}</title>\n<desc id=\"{id}-desc\">{}</desc>\n{body}",
-        escape(title),
-        escape(desc)
+        "<svg role=\"img\" aria-labelledby=\"{id}-title {id}-desc\" class=\"chart\" {attrs}>\n{}{body}",
+        text.into_string()
     )
 }
 

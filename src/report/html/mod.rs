@@ -29,24 +29,6 @@ pub struct PageInfo<'a> {
     pub thresholds: &'a Thresholds,
 }
 
-/// Escapes text for HTML content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            // Control characters are not allowed in XHTML; nothing a person reads.
-            c if c.is_control() && c != '\n' && c != '\t' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Builds the page text from the run's frames and its rows that need action;
 /// `files` are the report files written next to it (the CSV ones are linked).
 pub fn render(
@@ -129,19 +111,4 @@ pub fn write(
         bytes,
         sha256,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escape_covers_markup_and_quotes() {
-        assert_eq!(
-            escape("<a href=\"x\">Tom & Jerry's</a>"),
-            "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;"
-        );
-        assert_eq!(escape("plain – ü"), "plain – ü");
-        assert_eq!(escape("bell\u{7}"), "bell");
-    }
 }

@@ -1,11 +1,15 @@
 //! The page around the charts: one XHTML-compatible document with its own styles,
 //! no scripts and no outside resources, readable at 1280×800 and in print.
+//!
+//! Written with maud templates, which escape every value spliced into them, so no
+//! text is escaped by hand here. Each `<h2>` section is one function returning a
+//! [`Section`]; the contents list at the top is made from the same list.
 
+use super::PageInfo;
 use super::data::{self, ActionTable, Source};
-use super::{PageInfo, escape};
 use crate::report::attention::Counts;
 use crate::report::units::{human, metric_label};
-use std::fmt::Write;
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 const STYLE: &str = "
 :root { color-scheme: light; }
@@ -42,6 +46,11 @@ a { color: #0b57d0; }
 }
 ";
 
+/// maud writes void elements the HTML way (`<meta ...>`), which an XML parser reads
+/// as never closed; the page's only void elements are these two fixed ones.
+const HEAD_META: &str = "<meta charset=\"utf-8\"/>\n\
+    <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n";
+
 /// Everything the page shows, ready to be written.
 pub struct Parts<'a> {
     pub info: &'a PageInfo<'a>,
@@ -55,179 +64,282 @@ pub struct Parts<'a> {
     pub links: Vec<(String, String)>,
 }
 
+/// One `<h2>` section of the page, listed in the contents at the top.
+struct Section {
+    id: &'static str,
+    title: &'static str,
+    body: Markup,
+}
+
 /// The whole document.
 pub fn render(p: &Parts<'_>) -> String {
-    let mut out = String::with_capacity(256 * 1024);
-    let info = p.info;
-    let as_of = info.as_of.format("%Y-%m-%d").to_string();
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\" xmlns=\"http://www.w3.org/1999/xhtml\">\n<head>\n\
-         <meta charset=\"utf-8\"/>\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n\
-         <title>orgledger report as of {as_of}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n\
-         <h1>Organization report as of {as_of}</h1>\n"
-    );
-    let source = match (info.run_id, info.observed_at) {
-        (Some(id), Some(at)) => format!("sync run {id}, observed {}", escape(at)),
-        _ => "no finished sync run before that date".to_string(),
+    let as_of = p.info.as_of.format("%Y-%m-%d").to_string();
+    let sections: Vec<Section> = [
+        usage(p),
+        trends(p, &as_of),
+        trials(p),
+        Some(actions(p)),
+        files(p),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let page = html! {
+        (DOCTYPE) "\n"
+        html lang="en" xmlns="http://www.w3.org/1999/xhtml" {
+            "\n"
+            head {
+                "\n"
+                (PreEscaped(HEAD_META))
+                title { "orgledger report as of " (as_of) } "\n"
+                // The style sheet is this module's constant, with no `<` or `&` in it.
+                style { (PreEscaped(STYLE)) } "\n"
+            } "\n"
+            body {
+                "\n"
+                main {
+                    "\n"
+                    h1 { "Organization report as of " (as_of) } "\n"
+                    (source(p.info, &as_of))
+                    (cards(p))
+                    (contents(&sections))
+                    @for s in &sections {
+                        h2 id=(s.id) { (s.title) } "\n"
+                        (s.body)
+                    }
+                } "\n"
+            } "\n"
+        } "\n"
     };
-    let _ = writeln!(
-        out,
-        "<p class=\"meta\">Data from the mirror as it stood at the end of {as_of} (UTC); {source}. \
-         Generated {}.{}</p>",
-        escape(info.generated_at),
-        if info.redacted {
-            " Personal data is replaced by pseudonyms."
-        } else {
-            ""
-        }
-    );
-    cards(&mut out, p);
-    contents(&mut out, p);
+    xml_chars(page.into_string())
+}
 
-    if let Some((usage, chart)) = &p.usage {
-        section(&mut out, "usage", "Entitlement usage");
-        let note = if usage.total > usage.bars.len() {
-            format!(
-                " The {} most urgent of {} limits are shown; all are in {}.",
-                usage.bars.len(),
-                usage.total,
-                link(p, "entitlements")
-            )
-        } else {
-            String::new()
-        };
-        let points: Vec<Vec<String>> = usage
-            .bars
-            .iter()
-            .map(|b| {
-                vec![
-                    b.row.org_name.clone(),
-                    metric_label(&b.row.metric).to_string(),
-                    b.row.used_human.clone(),
-                    b.row.limit_human.clone(),
-                    format!("{:.2} %", b.pct),
-                    b.row.status.as_str().to_string(),
-                ]
-            })
-            .collect();
-        let sources: Vec<Source> = usage.bars.iter().map(|b| b.source()).collect();
-        figure(
-            &mut out,
-            "usage",
-            "entitlements.csv",
-            chart,
-            &format!(
-                "Share of each limit used, most urgent first (exceeded, then at the limit, \
-                 then warning, then the rest, by percentage). Red: exceeded (over the limit); \
-                 purple: at the limit (nothing more fits); orange: warning (from the warning \
-                 threshold up to the limit); green: ok. Storage in GB, compute time in hours.{note}"
-            ),
-            &[
-                "Organization",
-                "Metric",
-                "Used",
-                "Limit",
-                "Used %",
-                "Status",
-            ],
-            &points,
-            &sources,
-        );
+/// XML, and so XHTML, has no place for most control characters. A name from the
+/// API may still carry one, and neither maud nor plotters drops them; none is
+/// anything a person reads.
+fn xml_chars(mut page: String) -> String {
+    page.retain(|c| !c.is_control() || c == '\n' || c == '\t');
+    page
+}
+
+/// Where the numbers come from and when the page was made.
+fn source(info: &PageInfo<'_>, as_of: &str) -> Markup {
+    html! {
+        p.meta {
+            "Data from the mirror as it stood at the end of " (as_of) " (UTC); "
+            @match (info.run_id, info.observed_at) {
+                (Some(id), Some(at)) => { "sync run " (id) ", observed " (at) }
+                _ => "no finished sync run before that date",
+            }
+            ". Generated " (info.generated_at) "."
+            @if info.redacted {
+                " Personal data is replaced by pseudonyms."
+            }
+        } "\n"
     }
+}
 
-    if !p.trends.is_empty() {
-        section(&mut out, "trends", "Compute time trends");
-        let _ = writeln!(
-            out,
-            "<p class=\"note\">The white label total and the 10 users with the most compute \
-             time in each window (the top 3 in colour, the others in grey). The last 30 days use the report's day rows, the last 90 days \
-             its week rows (13 ISO weeks) and the last 365 days its month rows (12 calendar \
-             months); the current week and month run up to {as_of}. Hours = compute seconds / 3600.</p>"
-        );
-        for (trend, chart) in &p.trends {
-            let mut points = Vec::new();
-            let mut sources = Vec::new();
-            for s in trend.whitelabels.iter().take(1).chain(trend.users.iter()) {
-                for ((i, v), src) in s.points.iter().zip(s.sources(trend)) {
-                    points.push(vec![
-                        format!("{} {}", s.entity_type, s.name),
-                        trend.starts.get(*i).cloned().unwrap_or_default(),
-                        human(Some(*v), "seconds"),
-                    ]);
-                    sources.push(src);
+/// The counts a person sees first: the first number large, then the text. Each
+/// card carries its numbers as `data-*` attributes (the terminal summary prints
+/// the same [`Counts`]).
+fn cards(p: &Parts<'_>) -> Markup {
+    let c = &p.counts;
+    html! {
+        ul.cards {
+            "\n"
+            @if p.actions.limits.is_some() {
+                li data-count="limits" data-value=(c.limits) data-organizations=(c.limit_orgs)
+                    data-exceeded=(c.exceeded) data-at-limit=(c.at_limit) data-warning=(c.warning) {
+                    strong { (c.limits) }
+                    "limits at warning, at the limit or over, in " (c.limit_orgs)
+                    " organization(s) (" (c.exceeded) " exceeded, " (c.at_limit)
+                    " at the limit, " (c.warning) " warning)"
+                } "\n"
+            }
+            @if p.actions.trials.is_some() {
+                li data-count="trials" data-value=(c.trials) data-expired=(c.trials_expired)
+                    data-expiring=(c.trials_expiring) {
+                    strong { (c.trials) }
+                    "trials expiring or expired (" (c.trials_expired) " expired, "
+                    (c.trials_expiring) " expiring)"
+                } "\n"
+            }
+            @if p.actions.projects.is_some() {
+                li data-count="projects" data-value=(c.projects) {
+                    strong { (c.projects) }
+                    "projects over the budget flag"
+                } "\n"
+            }
+        } "\n"
+    }
+}
+
+fn contents(sections: &[Section]) -> Markup {
+    html! {
+        nav aria-label="Contents" {
+            p {
+                @for (i, s) in sections.iter().enumerate() {
+                    @if i > 0 { " · " }
+                    a href={ "#" (s.id) } { (s.title) }
                 }
             }
-            figure(
-                &mut out,
-                &format!("trend-{}", trend.period),
-                "compute_trends.csv",
-                chart,
-                &format!(
-                    "Compute time, {} (from the {} rows of compute_trends).",
-                    trend.window, trend.period
-                ),
-                &["Series", "Period start", "Compute time"],
-                &points,
-                &sources,
-            );
+        } "\n"
+    }
+}
+
+fn usage(p: &Parts<'_>) -> Option<Section> {
+    let (usage, chart) = p.usage.as_ref()?;
+    let caption = html! {
+        "Share of each limit used, most urgent first (exceeded, then at the limit, \
+         then warning, then the rest, by percentage). Red: exceeded (over the limit); \
+         purple: at the limit (nothing more fits); orange: warning (from the warning \
+         threshold up to the limit); green: ok. Storage in GB, compute time in hours."
+        @if usage.total > usage.bars.len() {
+            " The " (usage.bars.len()) " most urgent of " (usage.total)
+            " limits are shown; all are in " (link(p, "entitlements")) "."
+        }
+    };
+    let rows = usage
+        .bars
+        .iter()
+        .map(|b| {
+            vec![
+                b.row.org_name.clone(),
+                metric_label(&b.row.metric).to_string(),
+                b.row.used_human.clone(),
+                b.row.limit_human.clone(),
+                format!("{:.2} %", b.pct),
+                b.row.status.as_str().to_string(),
+            ]
+        })
+        .collect();
+    let body = figure(&Figure {
+        id: "usage",
+        csv: "entitlements.csv",
+        svg: chart,
+        caption,
+        headers: &[
+            "Organization",
+            "Metric",
+            "Used",
+            "Limit",
+            "Used %",
+            "Status",
+        ],
+        rows,
+        sources: usage.bars.iter().map(|b| b.source()).collect(),
+    });
+    Some(Section {
+        id: "usage",
+        title: "Entitlement usage",
+        body,
+    })
+}
+
+fn trends(p: &Parts<'_>, as_of: &str) -> Option<Section> {
+    if p.trends.is_empty() {
+        return None;
+    }
+    let body = html! {
+        p.note {
+            "The white label total and the 10 users with the most compute time in each \
+             window (the top 3 in colour, the others in grey). The last 30 days use the \
+             report's day rows, the last 90 days its week rows (13 ISO weeks) and the last \
+             365 days its month rows (12 calendar months); the current week and month run \
+             up to " (as_of) ". Hours = compute seconds / 3600."
+        } "\n"
+        @for (trend, chart) in &p.trends {
+            (trend_figure(trend, chart))
+        }
+    };
+    Some(Section {
+        id: "trends",
+        title: "Compute time trends",
+        body,
+    })
+}
+
+/// One window's chart: the white label total first, then the users.
+fn trend_figure(trend: &data::Trend, chart: &str) -> Markup {
+    let mut rows = Vec::new();
+    let mut sources = Vec::new();
+    for s in trend.whitelabels.iter().take(1).chain(trend.users.iter()) {
+        for ((i, v), src) in s.points.iter().zip(s.sources(trend)) {
+            rows.push(vec![
+                format!("{} {}", s.entity_type, s.name),
+                trend.starts.get(*i).cloned().unwrap_or_default(),
+                human(Some(*v), "seconds"),
+            ]);
+            sources.push(src);
         }
     }
+    figure(&Figure {
+        id: &format!("trend-{}", trend.period),
+        csv: "compute_trends.csv",
+        svg: chart,
+        caption: html! {
+            "Compute time, " (trend.window) " (from the " (trend.period)
+            " rows of compute_trends)."
+        },
+        headers: &["Series", "Period start", "Compute time"],
+        rows,
+        sources,
+    })
+}
 
-    if let Some((trials, chart)) = &p.trials {
-        section(&mut out, "trials", "Trials timeline");
-        let points: Vec<Vec<String>> = trials
-            .bars
-            .iter()
-            .map(|b| {
-                let (from, to) = b.span.unwrap_or_default();
-                vec![
-                    data::trial_label(b),
-                    b.status.clone(),
-                    data::day_label(from),
-                    data::day_label(to),
-                ]
+fn trials(p: &Parts<'_>) -> Option<Section> {
+    let (trials, chart) = p.trials.as_ref()?;
+    let rows = trials
+        .bars
+        .iter()
+        .map(|b| {
+            let (from, to) = b.span.unwrap_or_default();
+            vec![
+                data::trial_label(b),
+                b.status.clone(),
+                data::day_label(from),
+                data::day_label(to),
+            ]
+        })
+        .collect();
+    // One row per bar; the checked value is the date the bar ends on.
+    let sources = trials
+        .bars
+        .iter()
+        .map(|b| {
+            data::trial_source(b).unwrap_or(Source {
+                key: Vec::new(),
+                column: "",
+                value: String::new(),
             })
-            .collect();
-        // One row per bar; the checked value is the date the bar ends on.
-        let sources: Vec<Source> = trials
-            .bars
-            .iter()
-            .map(|b| {
-                data::trial_source(b).unwrap_or(Source {
-                    key: Vec::new(),
-                    column: "",
-                    value: String::new(),
-                })
-            })
-            .collect();
-        let note = if trials.total > trials.bars.len() {
-            format!(
-                " The {} most pressing of {} are shown; all are in the table below.",
-                trials.bars.len(),
-                trials.total
-            )
-        } else {
-            String::new()
-        };
-        figure(
-            &mut out,
-            "trials",
-            "trials.csv",
-            chart,
-            &format!(
-                "Expired trials (red) from expiry to the deletion due date, then trials \
-                 expiring within the threshold (orange) from today to expiration.{note}"
-            ),
-            &["Trial", "Status", "From", "To"],
-            &points,
-            &sources,
-        );
-    }
+        })
+        .collect();
+    let caption = html! {
+        "Expired trials (red) from expiry to the deletion due date, then trials \
+         expiring within the threshold (orange) from today to expiration."
+        @if trials.total > trials.bars.len() {
+            " The " (trials.bars.len()) " most pressing of " (trials.total)
+            " are shown; all are in the table below."
+        }
+    };
+    let body = figure(&Figure {
+        id: "trials",
+        csv: "trials.csv",
+        svg: chart,
+        caption,
+        headers: &["Trial", "Status", "From", "To"],
+        rows,
+        sources,
+    });
+    Some(Section {
+        id: "trials",
+        title: "Trials timeline",
+        body,
+    })
+}
 
-    section(&mut out, "actions", "Rows that need action");
-    for (title, report, table) in [
+fn actions(p: &Parts<'_>) -> Section {
+    let tables = [
         (
             "Limits at warning, at the limit or exceeded",
             "entitlements",
@@ -239,225 +351,261 @@ pub fn render(p: &Parts<'_>) -> String {
             "project_compute",
             &p.actions.projects,
         ),
-    ] {
-        if let Some(table) = table {
-            action_table(&mut out, p, title, report, table);
+    ];
+    let body = html! {
+        @for (title, report, table) in tables {
+            @if let Some(table) = table {
+                (action_table(p, title, report, table))
+            }
         }
+    };
+    Section {
+        id: "actions",
+        title: "Rows that need action",
+        body,
     }
-
-    if !p.links.is_empty() {
-        section(&mut out, "files", "Files");
-        out.push_str("<ul>\n");
-        for (report, file) in &p.links {
-            let _ = writeln!(
-                out,
-                "<li><a href=\"{f}\">{f}</a> ({})</li>",
-                escape(report),
-                f = escape(file)
-            );
-        }
-        out.push_str("<li><a href=\"manifest.json\">manifest.json</a></li>\n</ul>\n");
-    }
-    out.push_str("</main>\n</body>\n</html>\n");
-    out
 }
 
-/// The counts a person sees first; each card carries its numbers as `data-*`
-/// attributes (the terminal summary prints the same [`Counts`]).
-fn cards(out: &mut String, p: &Parts<'_>) {
-    let c = &p.counts;
-    out.push_str("<ul class=\"cards\">\n");
-    if p.actions.limits.is_some() {
-        card(
-            out,
-            "limits",
-            &[
-                ("value", c.limits),
-                ("organizations", c.limit_orgs),
-                ("exceeded", c.exceeded),
-                ("at-limit", c.at_limit),
-                ("warning", c.warning),
-            ],
-            &format!(
-                "limits at warning, at the limit or over, in {} organization(s) \
-                 ({} exceeded, {} at the limit, {} warning)",
-                c.limit_orgs, c.exceeded, c.at_limit, c.warning
-            ),
-        );
+fn files(p: &Parts<'_>) -> Option<Section> {
+    if p.links.is_empty() {
+        return None;
     }
-    if p.actions.trials.is_some() {
-        card(
-            out,
-            "trials",
-            &[
-                ("value", c.trials),
-                ("expired", c.trials_expired),
-                ("expiring", c.trials_expiring),
-            ],
-            &format!(
-                "trials expiring or expired ({} expired, {} expiring)",
-                c.trials_expired, c.trials_expiring
-            ),
-        );
-    }
-    if p.actions.projects.is_some() {
-        card(
-            out,
-            "projects",
-            &[("value", c.projects)],
-            "projects over the budget flag",
-        );
-    }
-    out.push_str("</ul>\n");
-}
-
-/// One card: the first number large, then the text.
-fn card(out: &mut String, name: &str, numbers: &[(&str, usize)], text: &str) {
-    let attrs: String = numbers
-        .iter()
-        .map(|(k, v)| format!(" data-{k}=\"{v}\""))
-        .collect();
-    let first = numbers.first().map_or(0, |(_, v)| *v);
-    let _ = writeln!(
-        out,
-        "<li data-count=\"{name}\"{attrs}><strong>{first}</strong>{}</li>",
-        escape(text)
-    );
-}
-
-fn contents(out: &mut String, p: &Parts<'_>) {
-    out.push_str("<nav aria-label=\"Contents\"><p>");
-    let mut items = Vec::new();
-    if p.usage.is_some() {
-        items.push(("usage", "Entitlement usage"));
-    }
-    if !p.trends.is_empty() {
-        items.push(("trends", "Compute time trends"));
-    }
-    if p.trials.is_some() {
-        items.push(("trials", "Trials timeline"));
-    }
-    items.push(("actions", "Rows that need action"));
-    if !p.links.is_empty() {
-        items.push(("files", "Files"));
-    }
-    let links: Vec<String> = items
-        .iter()
-        .map(|(id, t)| format!("<a href=\"#{id}\">{t}</a>"))
-        .collect();
-    out.push_str(&links.join(" · "));
-    out.push_str("</p></nav>\n");
-}
-
-fn section(out: &mut String, id: &str, title: &str) {
-    let _ = writeln!(out, "<h2 id=\"{id}\">{}</h2>", escape(title));
+    let body = html! {
+        ul {
+            "\n"
+            @for (report, file) in &p.links {
+                li { a href=(file) { (file) } " (" (report) ")" } "\n"
+            }
+            li { a href="manifest.json" { "manifest.json" } } "\n"
+        } "\n"
+    };
+    Some(Section {
+        id: "files",
+        title: "Files",
+        body,
+    })
 }
 
 /// A link to a report's CSV next to the page (or its name when it was not written).
-fn link(p: &Parts<'_>, report: &str) -> String {
-    match p.links.iter().find(|(r, _)| r == report) {
-        Some((_, file)) => format!("<a href=\"{f}\">{f}</a>", f = escape(file)),
-        None => format!("the {} report", escape(report)),
+fn link(p: &Parts<'_>, report: &str) -> Markup {
+    html! {
+        @match p.links.iter().find(|(r, _)| r == report) {
+            Some((_, file)) => a href=(file) { (file) },
+            None => { "the " (report) " report" },
+        }
     }
 }
 
-/// A chart with its caption and its numbers as a table. Each data row carries the
-/// CSV row key and value it was drawn from (`data-*`), so tests can compare.
-#[allow(clippy::too_many_arguments)]
-fn figure(
-    out: &mut String,
-    id: &str,
-    csv: &str,
-    svg: &str,
-    caption: &str,
-    headers: &[&str],
-    rows: &[Vec<String>],
-    sources: &[Source],
-) {
-    let _ = writeln!(
-        out,
-        "<figure id=\"fig-{id}\" data-chart=\"{id}\" data-source=\"{}\" data-points=\"{}\">",
-        escape(csv),
-        sources.len()
-    );
-    out.push_str(svg);
-    if !svg.ends_with('\n') {
-        out.push('\n');
+/// A chart with its caption and its numbers as a table.
+struct Figure<'a> {
+    id: &'a str,
+    /// The CSV file the numbers come from.
+    csv: &'a str,
+    /// The chart from `charts.rs`.
+    svg: &'a str,
+    caption: Markup,
+    headers: &'a [&'a str],
+    rows: Vec<Vec<String>>,
+    /// Per row, the CSV row key and value it was drawn from.
+    sources: Vec<Source>,
+}
+
+/// Each data row carries the CSV row key and value it was drawn from (`data-*`),
+/// so tests can compare.
+fn figure(f: &Figure<'_>) -> Markup {
+    html! {
+        figure id={ "fig-" (f.id) } data-chart=(f.id) data-source=(f.csv)
+            data-points=(f.sources.len()) {
+            "\n"
+            // Safe unescaped: plotters escapes the text it draws, and the title and
+            // description `charts.rs` adds are escaped by maud there.
+            (PreEscaped(f.svg))
+            @if !f.svg.ends_with('\n') { "\n" }
+            figcaption { (f.caption) } "\n"
+            details {
+                summary { "The numbers in this chart (" (f.rows.len()) " rows)" } "\n"
+                table class="chart-data" {
+                    "\n"
+                    (header_row(f.headers))
+                    tbody {
+                        "\n"
+                        @for (row, src) in f.rows.iter().zip(&f.sources) {
+                            tr data-key=(row_key(src)) data-column=(src.column)
+                                data-value=(src.value) {
+                                @for cell in row { td { (cell) } }
+                            } "\n"
+                        }
+                    } "\n"
+                } "\n"
+            } "\n"
+        } "\n"
     }
-    // The caption is built from escaped parts and links of this module.
-    let _ = writeln!(out, "<figcaption>{caption}</figcaption>");
-    let _ = writeln!(
-        out,
-        "<details><summary>The numbers in this chart ({} rows)</summary>\n<table class=\"chart-data\">\n<thead><tr>{}</tr></thead>\n<tbody>",
-        rows.len(),
-        headers
-            .iter()
-            .map(|h| format!("<th scope=\"col\">{}</th>", escape(h)))
-            .collect::<String>()
-    );
-    for (row, src) in rows.iter().zip(sources) {
-        let key: Vec<String> = src.key.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let _ = write!(
-            out,
-            "<tr data-key=\"{}\" data-column=\"{}\" data-value=\"{}\">",
-            escape(&key.join(";")),
-            escape(src.column),
-            escape(&src.value)
-        );
-        for cell in row {
-            let _ = write!(out, "<td>{}</td>", escape(cell));
-        }
-        out.push_str("</tr>\n");
+}
+
+/// A CSV row's key as `column=value` pairs joined by `;`.
+fn row_key(src: &Source) -> String {
+    let pairs: Vec<String> = src.key.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    pairs.join(";")
+}
+
+fn header_row(headers: &[&str]) -> Markup {
+    html! {
+        thead {
+            tr {
+                @for h in headers { th scope="col" { (h) } }
+            }
+        } "\n"
     }
-    out.push_str("</tbody>\n</table>\n</details>\n</figure>\n");
 }
 
 /// At most this many rows per action table on the page (the CSV has them all).
 const MAX_ACTION_ROWS: usize = 200;
 
-fn action_table(out: &mut String, p: &Parts<'_>, title: &str, report: &str, t: &ActionTable) {
-    let _ = writeln!(
-        out,
-        "<h3>{} ({})</h3>\n<p class=\"note\">From {}.</p>",
-        escape(title),
-        t.rows.len(),
-        link(p, report)
-    );
-    if t.rows.is_empty() {
-        out.push_str("<p>None.</p>\n");
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "<table class=\"action\" data-report=\"{}\">\n<thead><tr>{}</tr></thead>\n<tbody>",
-        escape(report),
-        t.headers
-            .iter()
-            .map(|h| format!("<th scope=\"col\">{}</th>", escape(h)))
-            .collect::<String>()
-    );
-    for (row, class) in t.rows.iter().zip(&t.classes).take(MAX_ACTION_ROWS) {
-        let _ = write!(out, "<tr class=\"{}\">", escape(class));
-        for cell in row {
-            let numeric = cell
-                .split(' ')
-                .next()
-                .is_some_and(|w| !w.is_empty() && w.replace(',', "").parse::<f64>().is_ok());
-            if numeric {
-                let _ = write!(out, "<td class=\"num\">{}</td>", escape(cell));
-            } else {
-                let _ = write!(out, "<td>{}</td>", escape(cell));
+fn action_table(p: &Parts<'_>, title: &str, report: &str, t: &ActionTable) -> Markup {
+    html! {
+        h3 { (title) " (" (t.rows.len()) ")" } "\n"
+        p.note { "From " (link(p, report)) "." } "\n"
+        @if t.rows.is_empty() {
+            p { "None." } "\n"
+        } @else {
+            table.action data-report=(report) {
+                "\n"
+                (header_row(&t.headers))
+                tbody {
+                    "\n"
+                    @for (row, class) in t.rows.iter().zip(&t.classes).take(MAX_ACTION_ROWS) {
+                        tr class=(class) {
+                            @for cell in row {
+                                td class=[numeric(cell).then_some("num")] { (cell) }
+                            }
+                        } "\n"
+                    }
+                } "\n"
+            } "\n"
+            @if t.rows.len() > MAX_ACTION_ROWS {
+                p.note {
+                    "… and " (t.rows.len() - MAX_ACTION_ROWS) " more in " (link(p, report)) "."
+                } "\n"
             }
         }
-        out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n");
-    if t.rows.len() > MAX_ACTION_ROWS {
-        let _ = writeln!(
-            out,
-            "<p class=\"note\">… and {} more in {}.</p>",
-            t.rows.len() - MAX_ACTION_ROWS,
-            link(p, report)
-        );
+}
+
+/// A cell that starts with a number (such as "12.5 GB") is aligned right.
+fn numeric(cell: &str) -> bool {
+    cell.split(' ')
+        .next()
+        .is_some_and(|w| !w.is_empty() && w.replace(',', "").parse::<f64>().is_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Thresholds;
+    use chrono::NaiveDate;
+
+    /// Markup, quotes and a control character, as a name from the API may carry.
+    const HOSTILE: &str = "<b>Tom & \"Jerry's\"</b>\u{7}";
+
+    fn parse(page: &str) -> roxmltree::Document<'_> {
+        let options = roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..roxmltree::ParsingOptions::default()
+        };
+        roxmltree::Document::parse_with_options(page, options).expect("well-formed")
+    }
+
+    #[test]
+    fn text_from_the_data_is_escaped_and_the_page_stays_well_formed() {
+        let thresholds = Thresholds::default();
+        let info = PageInfo {
+            as_of: NaiveDate::from_ymd_opt(2026, 1, 5).expect("date"),
+            run_id: Some(3),
+            observed_at: Some(HOSTILE),
+            generated_at: "2026-01-05T10:00:00Z",
+            redacted: false,
+            thresholds: &thresholds,
+        };
+        let table = ActionTable {
+            headers: vec!["Trial", "Days"],
+            rows: vec![vec![HOSTILE.to_string(), "12.5 days".to_string()]],
+            classes: vec!["expired\" onclick=\"x".to_string()],
+        };
+        let parts = Parts {
+            info: &info,
+            usage: None,
+            trends: Vec::new(),
+            trials: None,
+            counts: Counts::default(),
+            actions: data::Actions {
+                limits: None,
+                trials: Some(table),
+                projects: None,
+            },
+            links: vec![("trials".to_string(), "trials <&>.csv".to_string())],
+        };
+        let page = render(&parts);
+        let doc = parse(&page);
+
+        assert!(doc.descendants().all(|n| !n.has_tag_name("b")));
+        let cells: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("td")).collect();
+        assert_eq!(cells[0].text(), Some("<b>Tom & \"Jerry's\"</b>"));
+        assert_eq!(cells[1].attribute("class"), Some("num"));
+        let row = cells[0].parent().expect("row");
+        assert_eq!(row.attribute("class"), Some("expired\" onclick=\"x"));
+        assert_eq!(row.attribute("onclick"), None);
+        let hrefs: Vec<_> = doc
+            .descendants()
+            .filter_map(|n| n.attribute("href"))
+            .collect();
+        assert!(hrefs.contains(&"trials <&>.csv"), "{hrefs:?}");
+        assert!(hrefs.contains(&"#actions"), "{hrefs:?}");
+        assert!(!page.contains('\u{7}'));
+    }
+
+    #[test]
+    fn each_section_is_in_the_contents_and_links_to_its_heading() {
+        let thresholds = Thresholds::default();
+        let info = PageInfo {
+            as_of: NaiveDate::from_ymd_opt(2026, 1, 5).expect("date"),
+            run_id: None,
+            observed_at: None,
+            generated_at: "2026-01-05T10:00:00Z",
+            redacted: true,
+            thresholds: &thresholds,
+        };
+        let parts = Parts {
+            info: &info,
+            usage: None,
+            trends: Vec::new(),
+            trials: None,
+            counts: Counts::default(),
+            actions: data::Actions {
+                limits: Some(ActionTable::default()),
+                trials: None,
+                projects: None,
+            },
+            links: vec![("entitlements".to_string(), "entitlements.csv".to_string())],
+        };
+        let page = render(&parts);
+        let doc = parse(&page);
+        let headings: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("h2"))
+            .filter_map(|n| n.attribute("id"))
+            .collect();
+        assert_eq!(headings, ["actions", "files"]);
+        let nav = doc
+            .descendants()
+            .find(|n| n.has_tag_name("nav"))
+            .expect("contents");
+        let targets: Vec<_> = nav
+            .descendants()
+            .filter_map(|n| n.attribute("href"))
+            .collect();
+        assert_eq!(targets, ["#actions", "#files"]);
+        assert!(page.contains("no finished sync run before that date"));
+        assert!(page.contains("Personal data is replaced by pseudonyms."));
+        assert!(page.contains("<p>None.</p>"));
     }
 }
