@@ -1031,7 +1031,7 @@ pub(crate) fn new_user(r: &mut SplitMix64, id: i64, now: Time) -> User {
     }
 }
 
-/// A fresh, empty project created at `created` (also used by time travel and operation 8).
+/// A fresh, empty project created at `created` (also used by time travel and create-project).
 pub(crate) fn new_project(
     seed: u64,
     r: &mut SplitMix64,

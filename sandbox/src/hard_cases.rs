@@ -54,9 +54,9 @@ pub mod org {
     pub const DEV_TWIN_A: i64 = 908;
     /// The second of one user's two developer profiles.
     pub const DEV_TWIN_B: i64 = 909;
-    /// In a white label no credential of the world administers: listed by no
-    /// operation 3 and refused by operation 1, seen only in its member's summaries
-    /// (operation 2), which carry its limits.
+    /// In a white label no credential of the world administers: not listed by
+    /// list-organizations and refused by get-organization, seen only in its member's
+    /// summaries (get-whitelabel-user), which carry its limits.
     pub const OUTSIDE_WHITE_LABEL: i64 = 910;
     /// A trial organization of the user who departs (see [`super::user::DEPARTING`]).
     pub const DEPARTING_TRIAL: i64 = 911;
@@ -87,11 +87,11 @@ pub mod user {
 pub mod project {
     /// Operation 6 answers `{"success": false, ...}`.
     pub const INFO_FAILS: i64 = 299_901;
-    /// Soft-deleted 5 days before the start, with compute used; operation 6 serves it.
+    /// Soft-deleted 5 days before the start, with compute used; get-project-info serves it.
     pub const DELETED_SERVED: i64 = 299_902;
-    /// Soft-deleted 5 days before the start; operation 6 answers 404.
+    /// Soft-deleted 5 days before the start; get-project-info answers 404.
     pub const DELETED_GONE: i64 = 299_903;
-    /// `id` written as `299904.0`; operation 6 carries `anomalyLabelsConfig`.
+    /// `id` written as `299904.0`; get-project-info carries `anomalyLabelsConfig`.
     pub const ODD_FIELDS: i64 = 299_904;
     /// Of developer profile [`super::org::DEV_PENDING_MEMBER`], `ownerOrganizationId` null.
     pub const DEV_PENDING: i64 = 299_905;

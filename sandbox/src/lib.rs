@@ -140,7 +140,7 @@ impl Default for SandboxOptions {
 pub struct SandboxInfo {
     /// Base address, e.g. `http://127.0.0.1:41234` (paths start with `/v1/api`).
     pub url: String,
-    /// Admin organization of white label #1 (operations 2 and 8).
+    /// Admin organization of white label #1 (get-whitelabel-user and create-project).
     pub whitelabel_organization_id: i64,
     /// API key of that admin organization.
     pub org_api_key: String,
@@ -213,7 +213,7 @@ fn info_of(world: &World, url: String) -> Result<SandboxInfo, SandboxError> {
             && !p.api_key.is_empty()
             && p.quirks == world::ProjectQuirks::default()
     };
-    // Prefer a project of a regular organization with devices: the richest operation 6.
+    // Prefer a project of a regular organization with devices: the richest get-project-info answer.
     let project = world
         .projects
         .iter()

@@ -275,7 +275,7 @@ impl Series<'_> {
     }
 
     /// Appends the series as a JSON array. Same bytes as `serde_json` would write
-    /// (see the tests), several times faster: this is most of operation 2's body.
+    /// (see the tests), several times faster: this is most of get-whitelabel-user's body.
     pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
         out.reserve(self.len() * 560 + 2);
         out.push(b'[');

@@ -346,7 +346,7 @@ async fn user_projects(State(s): State<Shared>, headers: HeaderMap) -> Answer {
     Ok(ok(render::projects(&ws, &auth::user_projects(&ws, wl))))
 }
 
-/// The validated body of operation 8.
+/// The validated body of create-project.
 #[derive(Debug, PartialEq)]
 pub(crate) struct NewProject {
     pub name: String,
@@ -355,7 +355,7 @@ pub(crate) struct NewProject {
     pub owner_email: Option<String>,
 }
 
-/// Validates an operation 8 body. `ownerId` wins when both owner fields are given.
+/// Validates a create-project body. `ownerId` wins when both owner fields are given.
 pub(crate) fn parse_new_project(body: &[u8]) -> Result<NewProject, ApiError> {
     fn bad(message: impl Into<String>) -> ApiError {
         ApiError::bad_request(message)

@@ -8,9 +8,10 @@
 //!   white label of `World::white_labels` (the "default" white label).
 //! - A user with `deleted` set, a project with `removed` set, and a project fully
 //!   deleted more than [`FULL_DELETION_LINGER_DAYS`] ago are invisible everywhere.
-//! - A project with `deleted_date` set is listed by operations 1, 3 and 4 (with its
-//!   deletion dates) and still answered by operation 6, but not listed as active
-//!   (operations 2, 5 and 7).
+//! - A project with `deleted_date` set is listed by get-organization,
+//!   list-organizations and list-user-organizations (with its deletion dates) and
+//!   still answered by get-project-info, but not listed as active
+//!   (get-whitelabel-user, list-projects and list-user-projects).
 
 use std::collections::HashMap;
 
@@ -76,7 +77,8 @@ pub struct Organization {
     pub trial_id: Option<i64>,
     pub members: Vec<Member>,
     pub datasets: Vec<Dataset>,
-    /// `None`: no limits (the field is absent from operation 1, null in operation 2).
+    /// `None`: no limits (the field is absent from get-organization, null in
+    /// get-whitelabel-user).
     pub entitlement_limits: Option<EntitlementLimits>,
     pub readme: Option<Readme>,
     /// Organization API key (`x-api-key`).
@@ -365,7 +367,7 @@ impl ComputeBudget {
     }
 }
 
-/// Who owns a project created by operation 8.
+/// Who owns a project created by create-project.
 #[derive(Debug, Clone)]
 pub enum OwnerRef {
     Id(i64),

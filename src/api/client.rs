@@ -34,7 +34,7 @@ pub const JWT_HEADER: &str = "x-jwt-token";
 pub struct Credentials {
     /// Organization or project API key.
     pub api_key: Option<Secret>,
-    /// User JWT; widens list operations and is required by operation 4.
+    /// User JWT; widens list operations and is required by list-user-organizations.
     pub jwt: Option<Secret>,
 }
 

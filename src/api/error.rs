@@ -75,7 +75,7 @@ pub enum ApiError {
         /// The limit.
         limit: u64,
     },
-    /// The request was refused before sending (operation 8's contract).
+    /// The request was refused before sending (create-project's contract).
     #[error("{op}: invalid request: {cause}")]
     InvalidRequest {
         /// The operation.

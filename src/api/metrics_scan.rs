@@ -1,4 +1,4 @@
-//! A fast reader for operation 2's daily metrics, the bulk of a sync's bytes.
+//! A fast reader for get-whitelabel-user's daily metrics, the bulk of a sync's bytes.
 //!
 //! A white label user answer is almost all `dailyMetrics`: a year of flat records of
 //! integers and two timestamps, over a million records in a large sync, and
@@ -17,7 +17,7 @@
 use crate::api::models::{DailyMetrics, WhitelabelUserResponse};
 use crate::api::tolerant::{DatedTimestamp, Timestamp};
 
-/// Parses an operation 2 body (see the module documentation).
+/// Parses a get-whitelabel-user body (see the module documentation).
 pub fn parse_whitelabel_user(text: &str) -> Result<WhitelabelUserResponse, serde_json::Error> {
     if let Some(fast) = parse_fast(text) {
         return Ok(fast);

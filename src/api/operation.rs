@@ -68,28 +68,28 @@ impl fmt::Display for Operation {
     }
 }
 
-/// Path of operation 1.
+/// Path of get-organization.
 pub fn organization_path(org_id: i64) -> String {
     format!("/v1/api/organizations/{org_id}")
 }
 
-/// Path of operation 2.
+/// Path of get-whitelabel-user.
 pub fn whitelabel_user_path(org_id: i64, user_id: i64) -> String {
     format!("/v1/api/organizations/{org_id}/whitelabel/users/{user_id}")
 }
 
-/// Path of operation 3.
+/// Path of list-organizations.
 pub const ORGANIZATIONS_PATH: &str = "/v1/api/organizations";
 
-/// Path of operation 4.
+/// Path of list-user-organizations.
 pub fn user_organizations_path(user_id: i64) -> String {
     format!("/v1/api/users/{user_id}/organizations")
 }
 
-/// Path of operation 5.
+/// Path of list-projects.
 pub const PROJECTS_PATH: &str = "/v1/api/projects";
 
-/// Path (with query) of operation 6.
+/// Path (with query) of get-project-info.
 pub fn project_info_path(project_id: i64, impulse_id: Option<i64>) -> String {
     match impulse_id {
         Some(impulse) => format!("/v1/api/{project_id}?impulseId={impulse}"),
@@ -97,10 +97,10 @@ pub fn project_info_path(project_id: i64, impulse_id: Option<i64>) -> String {
     }
 }
 
-/// Path of operation 7.
+/// Path of list-user-projects.
 pub const USER_PROJECTS_PATH: &str = "/v1/api/user/projects";
 
-/// Path of operation 8.
+/// Path of create-project.
 pub fn create_project_path(org_id: i64) -> String {
     format!("/v1/api/organizations/{org_id}/whitelabel/projects")
 }

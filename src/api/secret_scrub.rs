@@ -7,7 +7,7 @@
 //! whitespace) where the mirror should keep it as received.
 
 /// JSON keys whose values are secrets in the API's answers (development keys of
-/// operation 6, the new project's key of operation 8).
+/// get-project-info, the new project's key of create-project).
 pub const SECRET_KEYS: &[&str] = &["apiKey", "hmacKey"];
 
 /// What a secret string value becomes.

@@ -81,7 +81,7 @@ impl Job {
 /// Documents a fetched document leads to.
 #[derive(Debug, Default)]
 pub struct FollowUps {
-    /// Organizations found (operation 3).
+    /// Organizations found (list-organizations).
     pub organizations: Vec<i64>,
     /// Users found (members of an organization).
     pub users: Vec<i64>,
@@ -201,7 +201,7 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
                 .map(|o| o.users.iter().filter_map(|m| m.id).collect())
                 .unwrap_or_default();
             // The organization lists its soft-deleted projects too, which the
-            // project lists (operations 5 and 7) leave out.
+            // project lists (list-projects and list-user-projects) leave out.
             let projects = value
                 .organization
                 .as_ref()

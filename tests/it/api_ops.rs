@@ -1,5 +1,5 @@
 //! Every operation through the client, over HTTP, against the
-//! sandbox; the credential rules; operation 8's validation; a created project read back.
+//! sandbox; the credential rules; create-project's validation; a created project read back.
 
 use crate::common;
 use orgledger::api::ApiError;
@@ -12,14 +12,14 @@ async fn every_operation_round_trips() {
     let c = common::admin(&sb);
     let wl = sb.info.whitelabel_organization_id;
 
-    let orgs = c.list_organizations().await.expect("op 3");
+    let orgs = c.list_organizations().await.expect("list-organizations");
     assert!(orgs.value.organizations.iter().any(|o| o.id == Some(wl)));
     assert!(
         orgs.server_time.is_some(),
         "the sandbox sends its clock in Date"
     );
 
-    let org = c.get_organization(wl).await.expect("op 1");
+    let org = c.get_organization(wl).await.expect("get-organization");
     let organization = org
         .value
         .organization
@@ -32,13 +32,19 @@ async fn every_operation_round_trips() {
         .find_map(|u| u.id)
         .expect("a member");
 
-    let user = c.get_whitelabel_user(wl, member).await.expect("op 2");
+    let user = c
+        .get_whitelabel_user(wl, member)
+        .await
+        .expect("get-whitelabel-user");
     assert_eq!(user.value.user.as_ref().and_then(|u| u.id), Some(member));
 
-    let user_orgs = c.list_user_organizations(member).await.expect("op 4");
+    let user_orgs = c
+        .list_user_organizations(member)
+        .await
+        .expect("list-user-organizations");
     assert!(!user_orgs.value.organizations.is_empty());
 
-    let projects = c.list_projects().await.expect("op 5");
+    let projects = c.list_projects().await.expect("list-projects");
     assert!(
         projects
             .value
@@ -50,7 +56,7 @@ async fn every_operation_round_trips() {
     let info = c
         .get_project_info(sb.info.project_id, None)
         .await
-        .expect("op 6");
+        .expect("get-project-info");
     assert_eq!(
         info.value.project.as_ref().and_then(|p| p.id),
         Some(sb.info.project_id)
@@ -59,13 +65,13 @@ async fn every_operation_round_trips() {
     let with_impulse = c
         .get_project_info(sb.info.project_id, Some(1))
         .await
-        .expect("op 6 with impulseId");
+        .expect("get-project-info with impulseId");
     assert_eq!(
         with_impulse.value.project.as_ref().and_then(|p| p.id),
         Some(sb.info.project_id)
     );
 
-    c.list_user_projects().await.expect("op 7");
+    c.list_user_projects().await.expect("list-user-projects");
 
     let request = CreateProjectRequest {
         project_name: "Zoë's Ünïcode project".into(),
@@ -73,10 +79,16 @@ async fn every_operation_round_trips() {
         owner_id: Some(member),
         owner_email: None,
     };
-    let created = c.create_project(wl, &request).await.expect("op 8");
+    let created = c
+        .create_project(wl, &request)
+        .await
+        .expect("create-project");
     let new_id = created.value.id.expect("new project id");
     assert!(created.value.api_key.is_some_and(|k| !k.is_empty()));
-    let again = c.list_projects().await.expect("op 5 after op 8");
+    let again = c
+        .list_projects()
+        .await
+        .expect("list-projects after create-project");
     assert!(
         again.value.projects.iter().any(|p| p.id == Some(new_id)),
         "created project is listed"
@@ -84,7 +96,7 @@ async fn every_operation_round_trips() {
     let new_info = c
         .get_project_info(new_id, None)
         .await
-        .expect("op 6 of the new project");
+        .expect("get-project-info of the new project");
     let project = new_info.value.project.expect("project");
     assert_eq!(project.name.as_deref(), Some("Zoë's Ünïcode project"));
 }
@@ -110,12 +122,12 @@ async fn credential_rules() {
     let own = project_key
         .list_projects()
         .await
-        .expect("op 5 with a project key");
+        .expect("list-projects with a project key");
     let ids: Vec<_> = own.value.projects.iter().filter_map(|p| p.id).collect();
     assert_eq!(
         ids,
         vec![sb.info.project_id],
-        "a project key narrows op 5 to its project"
+        "a project key narrows list-projects to its project"
     );
     project_key
         .get_project_info(sb.info.project_id, None)
@@ -130,11 +142,11 @@ async fn credential_rules() {
     let listed = org_key
         .list_organizations()
         .await
-        .expect("op 3 with an org key");
+        .expect("list-organizations with an org key");
     assert_eq!(
         listed.value.organizations.len(),
         1,
-        "an org key narrows op 3 to its organization"
+        "an org key narrows list-organizations to its organization"
     );
     assert_eq!(
         org_key
@@ -143,12 +155,15 @@ async fn credential_rules() {
             .map_err(status)
             .err(),
         Some(Some(403)),
-        "op 4 is JWT-only"
+        "list-user-organizations is JWT-only"
     );
 
-    // Both credentials: the JWT decides, so op 3 widens again.
+    // Both credentials: the JWT decides, so list-organizations widens again.
     let both = common::client(&sb, Some(&sb.info.org_api_key), Some(&sb.info.jwt));
-    let wide = both.list_organizations().await.expect("op 3 with both");
+    let wide = both
+        .list_organizations()
+        .await
+        .expect("list-organizations with both");
     assert!(wide.value.organizations.len() > 1);
 }
 
@@ -207,7 +222,7 @@ async fn project_information_carries_every_top_level_field() {
     let info = common::admin(&sb)
         .get_project_info(sb.info.project_id, None)
         .await
-        .expect("op 6");
+        .expect("get-project-info");
     let raw: serde_json::Value = serde_json::from_slice(&info.raw).expect("json");
     for field in [
         "success",
@@ -243,6 +258,6 @@ async fn project_information_carries_every_top_level_field() {
         "lastShownModelEngine",
         "versioningStorageSizeMib",
     ] {
-        assert!(raw.get(field).is_some(), "op 6 lacks {field}");
+        assert!(raw.get(field).is_some(), "get-project-info lacks {field}");
     }
 }

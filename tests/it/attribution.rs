@@ -125,7 +125,7 @@ async fn a_developer_profile_is_its_admins_and_its_projects_are_attributed_to_it
 async fn an_organization_known_only_through_summaries_takes_its_limits_from_them() {
     let (_scratch, _out, _db, dir) = synced_and_reported().await;
     let ent = common::json_rows(&dir, "entitlements");
-    // Organization 910 (403 from operation 1) is only in user 19901's summaries, with
+    // Organization 910 (403 from get-organization) is only in user 19901's summaries, with
     // entitlementLimits {users 5, projects 10} and a user count of 1.
     let users = common::entitlement(&ent, org::OUTSIDE_WHITE_LABEL, "users");
     assert_eq!(
@@ -146,7 +146,7 @@ async fn an_organization_known_only_through_summaries_takes_its_limits_from_them
     let storage = common::entitlement(&ent, org::OUTSIDE_WHITE_LABEL, "storage_bytes");
     assert_eq!(storage["limit"], Value::Null);
     assert_eq!(storage["limit_source"], Value::Null);
-    // A limit read through operation 1 says so: organization 906's 2^60 s.
+    // A limit read through get-organization says so: organization 906's 2^60 s.
     let huge = common::entitlement(&ent, org::HUGE_LIMITS, "compute_seconds");
     assert_eq!(huge["limit"].as_i64(), Some(1 << 60));
     assert_eq!(huge["limit_source"], "organization");

@@ -6,14 +6,15 @@
 //! naming the operation, the entity and what was wrong, must keep the entity's
 //! previous data, and must store everything else exactly as a clean sync does.
 //!
-//! File names say what is served: `op<N>-<what>.<ext>`; `-http-<status>-` sets the
+//! File names say what is served: `<operation>-<what>.<ext>`, the operation by its
+//! name (`get-project-info`); `-http-<status>-` sets the
 //! status (200 otherwise); the extension sets the content type (`.bin` claims JSON).
 
 use crate::common;
-use orgledger::api::Client;
 use orgledger::api::client::{ClientConfig, Credentials};
 use orgledger::api::pacing::Backoff;
 use orgledger::api::secret::Secret;
+use orgledger::api::{Client, Operation};
 use orgledger::mirror::runs::RunStatus;
 use orgledger::mirror::spec::{self, TableSpec};
 use orgledger::sync;
@@ -25,185 +26,245 @@ use std::time::{Duration, Instant};
 /// What each corpus file must produce: a substring of the recorded message that
 /// says what was wrong (the operation, path and entity are checked for all).
 const EXPECTED: &[(&str, &str)] = &[
-    ("op6-success-missing.json", "missing field `success`"),
     (
-        "op6-success-null.json",
+        "get-project-info-success-missing.json",
+        "missing field `success`",
+    ),
+    (
+        "get-project-info-success-null.json",
         "invalid type: null, expected a boolean",
     ),
     (
-        "op6-success-string.json",
+        "get-project-info-success-string.json",
         "invalid type: string \"true\", expected a boolean",
     ),
     (
-        "op6-success-false.json",
+        "get-project-info-success-false.json",
         "success=false: Project is being migrated, try again later",
     ),
     (
-        "op6-success-false-no-error.json",
+        "get-project-info-success-false-no-error.json",
         "success=false: (no error text)",
     ),
     (
-        "op6-payload-missing.json",
+        "get-project-info-payload-missing.json",
         "the response has no `project` object",
     ),
     (
-        "op6-project-null.json",
+        "get-project-info-project-null.json",
         "the response has no `project` object",
     ),
     (
-        "op6-project-is-list.json",
+        "get-project-info-project-is-list.json",
         "invalid type: map, expected an integer (a number without fractional part) at line 1 column 30",
     ),
     (
-        "op6-id-is-word.json",
+        "get-project-info-id-is-word.json",
         "invalid type: string \"forty-two\", expected an integer",
     ),
     (
-        "op6-id-fraction.json",
+        "get-project-info-id-fraction.json",
         "invalid value: floating point `42.5`, expected an integer",
     ),
     (
-        "op6-huge-integer.json",
+        "get-project-info-huge-integer.json",
         "out of range for a 64-bit signed integer",
     ),
-    ("op6-number-out-of-range.json", "number out of range"),
-    ("op6-nan-literal.json", "expected value at line 1"),
     (
-        "op6-infinity-literal.json",
+        "get-project-info-number-out-of-range.json",
+        "number out of range",
+    ),
+    (
+        "get-project-info-nan-literal.json",
+        "expected value at line 1",
+    ),
+    (
+        "get-project-info-infinity-literal.json",
         "invalid number at line 1 column 75",
     ),
     (
-        "op6-nan-string.json",
+        "get-project-info-nan-string.json",
         "invalid type: string \"NaN\", expected an integer",
     ),
     (
-        "op6-timestamp-garbage.json",
+        "get-project-info-timestamp-garbage.json",
         "invalid timestamp \"the day before yesterday\"",
     ),
     (
-        "op6-devices-is-object.json",
+        "get-project-info-devices-is-object.json",
         "invalid type: map, expected a sequence",
     ),
     (
-        "op6-bool-is-string.json",
+        "get-project-info-bool-is-string.json",
         "invalid type: string \"yes\", expected a boolean",
     ),
-    ("op6-truncated.json", "EOF while parsing a string"),
-    ("op6-trailing-garbage.json", "trailing characters"),
-    ("op6-duplicate-field.json", "duplicate field `success`"),
     (
-        "op6-top-level-array.json",
+        "get-project-info-truncated.json",
+        "EOF while parsing a string",
+    ),
+    (
+        "get-project-info-trailing-garbage.json",
+        "trailing characters",
+    ),
+    (
+        "get-project-info-duplicate-field.json",
+        "duplicate field `success`",
+    ),
+    (
+        "get-project-info-top-level-array.json",
         "invalid type: map, expected a boolean at line 1 column 1",
     ),
     (
-        "op6-top-level-null.json",
+        "get-project-info-top-level-null.json",
         "invalid type: null, expected struct ProjectInfoResponse",
     ),
     (
-        "op6-top-level-string.json",
+        "get-project-info-top-level-string.json",
         "invalid type: string \"OK\", expected struct ProjectInfoResponse",
     ),
-    ("op6-jsonp.txt", "expected value at line 1 column 1"),
-    ("op6-plain-text.txt", "expected value at line 1 column 1"),
-    ("op6-empty-body.json", "the body is empty"),
-    ("op6-whitespace-only.json", "the body is empty"),
     (
-        "op6-html-error-page.html",
+        "get-project-info-jsonp.txt",
+        "expected value at line 1 column 1",
+    ),
+    (
+        "get-project-info-plain-text.txt",
+        "expected value at line 1 column 1",
+    ),
+    ("get-project-info-empty-body.json", "the body is empty"),
+    ("get-project-info-whitespace-only.json", "the body is empty"),
+    (
+        "get-project-info-html-error-page.html",
         "got markup (an HTML or XML page): an HTML page titled \"Gateway Timeout - upstream took too long\"",
     ),
-    ("op6-xml-error.xml", "got markup (an HTML or XML page)"),
     (
-        "op6-http-502-html.html",
+        "get-project-info-xml-error.xml",
+        "got markup (an HTML or XML page)",
+    ),
+    (
+        "get-project-info-http-502-html.html",
         "HTTP 502: an HTML page titled \"502 Bad Gateway\"",
     ),
-    ("op6-http-404-json.json", "HTTP 404: Project not found"),
-    ("op6-invalid-utf8.bin", "the body is not valid UTF-8"),
-    ("op6-utf16-bom.bin", "the body is not valid UTF-8"),
-    ("op2-success-missing.json", "missing field `success`"),
     (
-        "op2-user-is-list.json",
+        "get-project-info-http-404-json.json",
+        "HTTP 404: Project not found",
+    ),
+    (
+        "get-project-info-invalid-utf8.bin",
+        "the body is not valid UTF-8",
+    ),
+    (
+        "get-project-info-utf16-bom.bin",
+        "the body is not valid UTF-8",
+    ),
+    (
+        "get-whitelabel-user-success-missing.json",
+        "missing field `success`",
+    ),
+    (
+        "get-whitelabel-user-user-is-list.json",
         "invalid type: map, expected an integer (a number without fractional part) at line 1 column 27",
     ),
-    ("op2-user-null.json", "the response has no `user` object"),
     (
-        "op2-daily-metrics-is-object.json",
+        "get-whitelabel-user-user-null.json",
+        "the response has no `user` object",
+    ),
+    (
+        "get-whitelabel-user-daily-metrics-is-object.json",
         "invalid type: map, expected a sequence",
     ),
     (
-        "op2-metric-huge-integer.json",
+        "get-whitelabel-user-metric-huge-integer.json",
         "out of range for a 64-bit signed integer",
     ),
-    ("op2-metric-nan.json", "expected value at line 1"),
     (
-        "op2-html-error-page.html",
+        "get-whitelabel-user-metric-nan.json",
+        "expected value at line 1",
+    ),
+    (
+        "get-whitelabel-user-html-error-page.html",
         "an HTML page titled \"Sign in - Corporate SSO\"",
     ),
     (
-        "op2-http-503-html.html",
+        "get-whitelabel-user-http-503-html.html",
         "HTTP 503: an HTML page titled \"503 Service Temporarily Unavailable\"",
     ),
-    ("op2-http-500-empty.json", "HTTP 500: (empty body)"),
-    ("op2-empty-body.json", "the body is empty"),
-    ("op2-invalid-utf8.bin", "the body is not valid UTF-8"),
     (
-        "op1-success-null.json",
+        "get-whitelabel-user-http-500-empty.json",
+        "HTTP 500: (empty body)",
+    ),
+    ("get-whitelabel-user-empty-body.json", "the body is empty"),
+    (
+        "get-whitelabel-user-invalid-utf8.bin",
+        "the body is not valid UTF-8",
+    ),
+    (
+        "get-organization-success-null.json",
         "invalid type: null, expected a boolean",
     ),
     (
-        "op1-organization-missing.json",
+        "get-organization-organization-missing.json",
         "the response has no `organization` object",
     ),
     (
-        "op1-organization-is-list.json",
+        "get-organization-organization-is-list.json",
         "invalid length 1, expected struct Organization with 16 elements",
     ),
     (
-        "op1-users-is-string.json",
+        "get-organization-users-is-string.json",
         "invalid type: string \"everyone\", expected a sequence",
     ),
     (
-        "op1-limits-wrong-type.json",
+        "get-organization-limits-wrong-type.json",
         "invalid type: string \"lots\", expected a number",
     ),
-    ("op1-truncated.json", "EOF while parsing"),
+    ("get-organization-truncated.json", "EOF while parsing"),
     (
-        "op1-html-error-page.html",
+        "get-organization-html-error-page.html",
         "an HTML page titled \"Maintenance\"",
     ),
     (
-        "op1-http-429-rate-limited.json",
+        "get-organization-http-429-rate-limited.json",
         "HTTP 429: Too many requests, slow down",
     ),
-    ("op1-invalid-utf8.bin", "the body is not valid UTF-8"),
-    ("op3-success-missing.json", "missing field `success`"),
     (
-        "op3-organizations-is-object.json",
+        "get-organization-invalid-utf8.bin",
+        "the body is not valid UTF-8",
+    ),
+    (
+        "list-organizations-success-missing.json",
+        "missing field `success`",
+    ),
+    (
+        "list-organizations-organizations-is-object.json",
         "invalid type: map, expected a sequence",
     ),
     (
-        "op3-id-is-word.json",
+        "list-organizations-id-is-word.json",
         "invalid type: string \"one\", expected an integer",
     ),
     (
-        "op3-html-error-page.html",
+        "list-organizations-html-error-page.html",
         "an HTML page titled \"401 Authorization Required\"",
     ),
     (
-        "op5-projects-is-object.json",
+        "list-projects-projects-is-object.json",
         "invalid type: map, expected a sequence",
     ),
     (
-        "op5-success-false.json",
+        "list-projects-success-false.json",
         "success=false: listing is disabled for maintenance",
     ),
-    ("op5-invalid-utf8.bin", "the body is not valid UTF-8"),
-    ("op7-empty-body.json", "the body is empty"),
+    (
+        "list-projects-invalid-utf8.bin",
+        "the body is not valid UTF-8",
+    ),
+    ("list-user-projects-empty-body.json", "the body is empty"),
 ];
 
 /// One bad response and where it is served.
 struct Case {
     name: String,
-    op: u8,
+    op: Operation,
     status: u16,
     content_type: &'static str,
     body: Vec<u8>,
@@ -216,11 +277,10 @@ fn corpus_dir() -> PathBuf {
 
 fn case_from_file(name: &str, expected: &str) -> Case {
     let body = std::fs::read(corpus_dir().join(name)).expect("corpus file");
-    let op = name
-        .strip_prefix("op")
-        .and_then(|rest| rest.get(..1))
-        .and_then(|d| d.parse().ok())
-        .unwrap_or_else(|| panic!("{name}: the name must start with op<N>-"));
+    let op = Operation::ALL
+        .into_iter()
+        .find(|op| name.starts_with(&format!("{}-", op.name())))
+        .unwrap_or_else(|| panic!("{name}: the name must start with an operation's name"));
     let status = name
         .split("-http-")
         .nth(1)
@@ -262,7 +322,7 @@ fn generated() -> Vec<Case> {
     objects.extend(std::iter::repeat_n(b'}', depth + 2));
     let case = |name: &str, body: Vec<u8>, expected: &str| Case {
         name: name.to_string(),
-        op: 6,
+        op: Operation::GetProjectInfo,
         status: 200,
         content_type: "application/json",
         body,
@@ -270,17 +330,17 @@ fn generated() -> Vec<Case> {
     };
     vec![
         case(
-            "op6-generated-50mb-success-missing",
+            "get-project-info-generated-50mb-success-missing",
             big,
             "missing field `success`",
         ),
         case(
-            "op6-generated-10000-nested-arrays",
+            "get-project-info-generated-10000-nested-arrays",
             arrays,
             "recursion limit exceeded",
         ),
         case(
-            "op6-generated-10000-nested-objects",
+            "get-project-info-generated-10000-nested-objects",
             objects,
             "recursion limit exceeded",
         ),
@@ -458,9 +518,9 @@ struct Target {
     stale: Untouched,
 }
 
-/// Active project ids of operation 5 (`ListProjects`) or 7.
-async fn listed(client: &Client, op: u8) -> BTreeSet<i64> {
-    let list = if op == 5 {
+/// Active project ids of list-projects or list-user-projects.
+async fn listed(client: &Client, op: Operation) -> BTreeSet<i64> {
+    let list = if op == Operation::ListProjects {
         client.list_projects().await
     } else {
         client.list_user_projects().await
@@ -474,12 +534,21 @@ async fn listed(client: &Client, op: u8) -> BTreeSet<i64> {
         .collect()
 }
 
+/// For a failing project list, the other one (the sync reads both).
+fn other_project_list(op: Operation) -> Option<Operation> {
+    match op {
+        Operation::ListProjects => Some(Operation::ListUserProjects),
+        Operation::ListUserProjects => Some(Operation::ListProjects),
+        _ => None,
+    }
+}
+
 /// The target of a case's operation on the mirror `conn` (clean, current).
-fn target(op: u8, sb: &SandboxHandle, conn: &rusqlite::Connection) -> Target {
+fn target(op: Operation, sb: &SandboxHandle, conn: &rusqlite::Connection) -> Target {
     let mut kept = Untouched::default();
     let mut stale = Untouched::default();
-    let (path, operation, entity) = match op {
-        1 => {
+    let (path, entity) = match op {
+        Operation::GetOrganization => {
             let wl = sb.info.whitelabel_organization_id;
             let org = ids(
                 conn,
@@ -501,11 +570,10 @@ fn target(op: u8, sb: &SandboxHandle, conn: &rusqlite::Connection) -> Target {
             ));
             (
                 format!("/v1/api/organizations/{org}"),
-                "get-organization",
                 Some(format!("organization {org}")),
             )
         }
-        2 => {
+        Operation::GetWhitelabelUser => {
             let user = ids(conn, "SELECT id FROM users ORDER BY id LIMIT 1")[0];
             kept.users.insert(user);
             stale.users.insert(user);
@@ -514,20 +582,19 @@ fn target(op: u8, sb: &SandboxHandle, conn: &rusqlite::Connection) -> Target {
                     "/v1/api/organizations/{}/whitelabel/users/{user}",
                     sb.info.whitelabel_organization_id
                 ),
-                "get-whitelabel-user",
                 Some(format!("user {user}")),
             )
         }
-        3 => {
+        Operation::ListOrganizations => {
             // Discovery fails: nothing is fetched, everything stays as it was.
             kept.orgs.extend(ids(conn, "SELECT id FROM organizations"));
             kept.users.extend(ids(conn, "SELECT id FROM users"));
             kept.projects.extend(ids(conn, "SELECT id FROM projects"));
-            ("/v1/api/organizations".into(), "list-organizations", None)
+            ("/v1/api/organizations".into(), None)
         }
-        5 => ("/v1/api/projects".into(), "list-projects", None),
-        7 => ("/v1/api/user/projects".into(), "list-user-projects", None),
-        6 => {
+        Operation::ListProjects => ("/v1/api/projects".into(), None),
+        Operation::ListUserProjects => ("/v1/api/user/projects".into(), None),
+        Operation::GetProjectInfo => {
             let project = ids(
                 conn,
                 "SELECT project_id FROM project_info ORDER BY project_id LIMIT 1",
@@ -536,15 +603,14 @@ fn target(op: u8, sb: &SandboxHandle, conn: &rusqlite::Connection) -> Target {
             stale.projects.insert(project);
             (
                 format!("/v1/api/{project}"),
-                "get-project-info",
                 Some(format!("project {project}")),
             )
         }
-        other => panic!("no target for operation {other}"),
+        other => panic!("no target for {}", other.name()),
     };
     Target {
         path,
-        operation,
+        operation: op.name(),
         entity,
         kept,
         stale,
@@ -562,34 +628,28 @@ async fn run_case(
     let mut problems = Vec::new();
     let (_dir, db) = &mirror;
     let conn = common::open(db);
-    let Target {
-        path,
-        operation,
-        entity,
-        kept: target_rows,
-        mut stale,
-    } = target(case.op, sb, &conn);
-    let kept_before = kept(&conn, &target_rows);
+    let mut target = target(case.op, sb, &conn);
+    let kept_before = kept(&conn, &target.kept);
     let all_before = others(&conn, &Untouched::default());
 
-    set_override(sb, case, &path).await;
+    set_override(sb, case, &target.path).await;
     assert_eq!(common::admin_post(sb, "/sandbox/advance?days=1").await, 200);
     let outcome = sync::run(client, &common::sync_opts(sb, db), None)
         .await
         .unwrap_or_else(|e| panic!("{}: the sync itself failed: {e}", case.name));
-    clear_override(sb, &path).await;
-    if matches!(case.op, 5 | 7) {
+    clear_override(sb, &target.path).await;
+    if let Some(other_list) = other_project_list(case.op) {
         // Projects only the failed list names (today) were not fetched this run.
-        let reached = listed(client, 12 - case.op).await;
+        let reached = listed(client, other_list).await;
         let failed = listed(client, case.op).await;
-        stale.projects.extend(
+        target.stale.projects.extend(
             ids(&conn, "SELECT id FROM projects")
                 .into_iter()
                 .chain(failed)
                 .filter(|id| !reached.contains(id)),
         );
     }
-    let expected_status = if case.op == 3 {
+    let expected_status = if case.op == Operation::ListOrganizations {
         RunStatus::Failed
     } else {
         RunStatus::Partial
@@ -601,23 +661,77 @@ async fn run_case(
         ));
     }
     let bad_run = outcome.run_id;
+    problems.extend(error_problems(
+        case,
+        &target,
+        &recorded_errors(&conn, bad_run),
+    ));
+    let removed = removed_by(&conn, bad_run);
+    if removed != 0 {
+        problems.push(format!("{removed} rows marked removed by a partial run"));
+    }
+    if kept(&conn, &target.kept) != kept_before {
+        problems.push("the targeted entity's rows changed".into());
+    }
+    if case.op == Operation::ListOrganizations && others(&conn, &Untouched::default()) != all_before
+    {
+        problems.push("a failed discovery changed the mirror".into());
+    }
+
+    // The reference: a clean sync of the same day into a fresh mirror. Apart from
+    // the untouched entities, the bad run stored exactly the same.
+    let next = common::scratch();
+    let reference = sync::run(client, &common::sync_opts(sb, &next.1), None)
+        .await
+        .expect("reference sync");
+    assert_eq!(
+        reference.status,
+        RunStatus::Succeeded,
+        "{}: the sandbox is clean again: {:?}",
+        case.name,
+        reference.errors
+    );
+    if case.op != Operation::ListOrganizations {
+        problems.extend(differences_from_a_clean_sync(
+            &conn,
+            &common::open(&next.1),
+            &target.stale,
+            bad_run,
+        ));
+    }
+    (problems, next)
+}
+
+/// A `sync_errors` row: operation, entity, HTTP status, message.
+type ErrorRow = (String, Option<String>, Option<i64>, String);
+
+fn recorded_errors(conn: &rusqlite::Connection, run: i64) -> Vec<ErrorRow> {
     let mut stmt = conn
         .prepare(
             "SELECT operation, entity, http_status, message FROM sync_errors WHERE run_id = ?1",
         )
         .expect("sql");
-    let errors: Vec<(String, Option<String>, Option<i64>, String)> = stmt
-        .query_map([bad_run], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
+    stmt.query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .expect("errors")
         .collect::<Result<_, _>>()
-        .expect("errors");
+        .expect("errors")
+}
+
+/// The run recorded exactly one error, and it names the operation, the entity
+/// (or the path) and what was wrong.
+fn error_problems(case: &Case, target: &Target, errors: &[ErrorRow]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Target {
+        path,
+        operation,
+        entity,
+        ..
+    } = target;
     let matching = errors.iter().any(|(op, ent, status, message)| {
         op == operation
-            && *ent == entity
+            && ent == entity
             && message.contains(&case.expected)
-            && (message.contains(&path) || entity.as_ref().is_some_and(|e| message.contains(e)))
+            && (message.contains(path) || entity.as_ref().is_some_and(|e| message.contains(e)))
             && (case.status == 200 || *status == Some(i64::from(case.status)))
     });
     if !matching {
@@ -635,71 +749,57 @@ async fn run_case(
     if errors.iter().any(|e| e.3.contains("panicked")) {
         problems.push("a fetch task panicked".into());
     }
-    let removed: i64 = spec::TABLES
+    problems
+}
+
+/// Rows of every table that `run` marked removed.
+fn removed_by(conn: &rusqlite::Connection, run: i64) -> i64 {
+    spec::TABLES
         .iter()
         .map(|t| {
             common::count(
-                &conn,
-                &format!(
-                    "SELECT COUNT(*) FROM {} WHERE removed_run = {bad_run}",
-                    t.name
-                ),
+                conn,
+                &format!("SELECT COUNT(*) FROM {} WHERE removed_run = {run}", t.name),
             )
         })
-        .sum();
-    if removed != 0 {
-        problems.push(format!("{removed} rows marked removed by a partial run"));
-    }
-    if kept(&conn, &target_rows) != kept_before {
-        problems.push("the targeted entity's rows changed".into());
-    }
-    if case.op == 3 && others(&conn, &Untouched::default()) != all_before {
-        problems.push("a failed discovery changed the mirror".into());
-    }
-    drop(stmt);
+        .sum()
+}
 
-    // The reference: a clean sync of the same day into a fresh mirror. Apart from
-    // the untouched entities, the bad run stored exactly the same.
-    let next = common::scratch();
-    let reference = sync::run(client, &common::sync_opts(sb, &next.1), None)
-        .await
-        .expect("reference sync");
-    assert_eq!(
-        reference.status,
-        RunStatus::Succeeded,
-        "{}: the sandbox is clean again: {:?}",
-        case.name,
-        reference.errors
-    );
-    if case.op != 3 {
-        // Every row a clean sync of the day has, the bad run stored identically. The
-        // mirror may hold more: rows a complete run would have marked removed (a
-        // partial run never removes), all written before the bad run.
-        let ours = others(&conn, &stale);
-        let theirs = others(&common::open(&next.1), &stale);
-        let differ: Vec<_> = theirs
-            .iter()
-            .filter(|(k, v)| ours.get(*k) != Some(*v))
-            .map(|(k, _)| k.clone())
-            .collect();
-        if !differ.is_empty() {
-            problems.push(format!(
-                "{} rows differ from a clean sync of the day, e.g. {:?}",
-                differ.len(),
-                &differ[..differ.len().min(5)]
-            ));
-        }
-        let fresh = common::count(
-            &conn,
-            &format!(
-                "SELECT COUNT(*) FROM daily_metrics WHERE run_id = {bad_run} AND removed_at IS NULL"
-            ),
-        );
-        if fresh == 0 {
-            problems.push("no daily metrics of the new day".into());
-        }
+/// Every row a clean sync of the day (`reference`) has, the bad run stored
+/// identically, apart from the `stale` entities. The mirror may hold more: rows a
+/// complete run would have marked removed (a partial run never removes), all
+/// written before the bad run.
+fn differences_from_a_clean_sync(
+    conn: &rusqlite::Connection,
+    reference: &rusqlite::Connection,
+    stale: &Untouched,
+    bad_run: i64,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let ours = others(conn, stale);
+    let theirs = others(reference, stale);
+    let differ: Vec<_> = theirs
+        .iter()
+        .filter(|(k, v)| ours.get(*k) != Some(*v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    if !differ.is_empty() {
+        problems.push(format!(
+            "{} rows differ from a clean sync of the day, e.g. {:?}",
+            differ.len(),
+            &differ[..differ.len().min(5)]
+        ));
     }
-    (problems, next)
+    let fresh = common::count(
+        conn,
+        &format!(
+            "SELECT COUNT(*) FROM daily_metrics WHERE run_id = {bad_run} AND removed_at IS NULL"
+        ),
+    );
+    if fresh == 0 {
+        problems.push("no daily metrics of the new day".into());
+    }
+    problems
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -809,11 +909,12 @@ async fn a_repeated_key_in_a_list_keeps_the_last_entry_and_is_reported() {
         .header("x-jwt-token", &sb.info.jwt)
         .send()
         .await
-        .expect("operation 2 answers")
+        .expect("get-whitelabel-user answers")
         .bytes()
         .await
-        .expect("operation 2 body");
-    let mut body: serde_json::Value = serde_json::from_slice(&answer).expect("operation 2 is JSON");
+        .expect("get-whitelabel-user body");
+    let mut body: serde_json::Value =
+        serde_json::from_slice(&answer).expect("get-whitelabel-user is JSON");
     let metrics = body["user"]["dailyMetrics"]
         .as_array_mut()
         .expect("daily metrics");
@@ -822,8 +923,8 @@ async fn a_repeated_key_in_a_list_keeps_the_last_entry_and_is_reported() {
     metrics.push(repeated);
     let day = metrics[0]["date"].as_str().expect("date")[..10].to_string();
     let case = Case {
-        name: "op2-repeated-day".into(),
-        op: 2,
+        name: "get-whitelabel-user-repeated-day".into(),
+        op: Operation::GetWhitelabelUser,
         status: 200,
         content_type: "application/json",
         body: serde_json::to_vec(&body).expect("body"),

@@ -335,14 +335,15 @@ async fn synced_tiny_world() -> (
     (sb, dir, db, conn)
 }
 
-/// The user with the most daily-metrics days and their operation 2 answer.
+/// The user with the most daily-metrics days and their get-whitelabel-user answer.
 async fn busiest_user(sb: &SandboxHandle, conn: &rusqlite::Connection) -> (i64, String, Value) {
     let user = common::count(
         conn,
         "SELECT user_id FROM daily_metrics GROUP BY user_id ORDER BY COUNT(*) DESC, user_id LIMIT 1",
     );
     let path = whitelabel_user_path(sb.info.whitelabel_organization_id, user);
-    let body: Value = serde_json::from_str(&served(sb, &path).await).expect("operation 2 is JSON");
+    let body: Value =
+        serde_json::from_str(&served(sb, &path).await).expect("get-whitelabel-user is JSON");
     (user, path, body)
 }
 
@@ -447,7 +448,8 @@ async fn a_departed_user_takes_their_trials_and_organization_summaries_along() {
 
     // The organization no longer lists the user: nobody lists them any more.
     let path = organization_path(org);
-    let mut body: Value = serde_json::from_str(&served(&sb, &path).await).expect("operation 1");
+    let mut body: Value =
+        serde_json::from_str(&served(&sb, &path).await).expect("get-organization");
     let members = body["organization"]["users"]
         .as_array_mut()
         .expect("members");

@@ -72,12 +72,16 @@ async fn reports_match_hand_computations_from_the_api_and_need_no_network() {
     let listing = client
         .list_organizations()
         .await
-        .expect("op 3")
+        .expect("list-organizations")
         .value
         .organizations;
     for org in &listing {
         let id = org.id.expect("id");
-        let full = client.get_organization(id).await.expect("op 1").value;
+        let full = client
+            .get_organization(id)
+            .await
+            .expect("get-organization")
+            .value;
         let o = full.organization.as_ref().expect("organization");
         if o.is_developer_profile == Some(true) || o.deleted_date.is_some() {
             continue; // developer profiles come from daily metrics; unit tests cover them
@@ -106,7 +110,7 @@ async fn reports_match_hand_computations_from_the_api_and_need_no_network() {
             let user = client
                 .get_whitelabel_user(wl, member)
                 .await
-                .expect("op 2")
+                .expect("get-whitelabel-user")
                 .value
                 .user
                 .expect("user");

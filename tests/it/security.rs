@@ -108,7 +108,7 @@ async fn no_secret_leaks_the_mirror_is_private_and_query_cannot_write() {
     let keys = common::admin(&sb)
         .get_project_info(sb.info.project_id, None)
         .await
-        .expect("op 6")
+        .expect("get-project-info")
         .value
         .development_keys
         .expect("development keys");

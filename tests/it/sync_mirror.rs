@@ -24,7 +24,7 @@ async fn served(sb: &orgledger_sandbox::SandboxHandle) -> Served {
     let orgs = c
         .list_organizations()
         .await
-        .expect("op 3")
+        .expect("list-organizations")
         .value
         .organizations;
     let mut members = 0;
@@ -32,7 +32,11 @@ async fn served(sb: &orgledger_sandbox::SandboxHandle) -> Served {
     let mut projects: HashSet<i64> = HashSet::new();
     for org in &orgs {
         let id = org.id.expect("org id");
-        let full = c.get_organization(id).await.expect("op 1").value;
+        let full = c
+            .get_organization(id)
+            .await
+            .expect("get-organization")
+            .value;
         let org = full.organization.expect("organization");
         members += org.users.len();
         users.extend(org.users.iter().filter_map(|u| u.id));
@@ -44,7 +48,7 @@ async fn served(sb: &orgledger_sandbox::SandboxHandle) -> Served {
         let u = c
             .get_whitelabel_user(wl, *user)
             .await
-            .expect("op 2")
+            .expect("get-whitelabel-user")
             .value
             .user
             .expect("user");
@@ -57,8 +61,8 @@ async fn served(sb: &orgledger_sandbox::SandboxHandle) -> Served {
         trials += u.trials.len();
     }
     for list in [
-        c.list_projects().await.expect("op 5"),
-        c.list_user_projects().await.expect("op 7"),
+        c.list_projects().await.expect("list-projects"),
+        c.list_user_projects().await.expect("list-user-projects"),
     ] {
         projects.extend(list.value.projects.iter().filter_map(|p| p.id));
     }
@@ -357,7 +361,7 @@ async fn development_keys_never_reach_the_mirror() {
     let info = client
         .get_project_info(sb.info.project_id, None)
         .await
-        .expect("op 6");
+        .expect("get-project-info");
     let key = info
         .value
         .development_keys

@@ -104,7 +104,7 @@ fn devices() -> Vec<&'static Value> {
     d
 }
 
-/// Every project record: in lists, in organizations, in users and in operation 6.
+/// Every project record: in lists, in organizations, in users and in get-project-info.
 fn projects() -> Vec<&'static Value> {
     let c = corpus();
     let lists = c

@@ -4,7 +4,7 @@ use super::envelope::impl_api_response;
 use crate::api::secret::Secret;
 use serde::{Deserialize, Serialize};
 
-/// Body of operation 8 (`POST /v1/api/organizations/{organizationId}/whitelabel/projects`).
+/// Body of create-project (`POST /v1/api/organizations/{organizationId}/whitelabel/projects`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateProjectRequest {
@@ -39,7 +39,7 @@ pub enum ProjectVisibility {
     Private,
 }
 
-/// A [`CreateProjectRequest`] that breaks the request contract of operation 8.
+/// A [`CreateProjectRequest`] that breaks the request contract of create-project.
 // The e-mail address is personal data, so no variant carries it into log lines.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidRequest {
@@ -79,7 +79,7 @@ fn looks_like_email(text: &str) -> bool {
     }
 }
 
-/// Response of operation 8.
+/// Response of create-project.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateProjectResponse {

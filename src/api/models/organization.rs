@@ -118,7 +118,7 @@ pub struct EntitlementLimits {
     pub number_of_users: Option<f64>,
 }
 
-/// Response of operation 1 (`GET /v1/api/organizations/{organizationId}`).
+/// Response of get-organization (`GET /v1/api/organizations/{organizationId}`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OrganizationResponse {
@@ -167,7 +167,7 @@ pub struct OrganizationListResponse {
 ///
 /// With a JWT on a large white label the full list is tens of megabytes (every
 /// organization with its members and projects); the sync needs only the ids (each
-/// organization's full document comes from operation 1), so it skips the rest
+/// organization's full document comes from get-organization), so it skips the rest
 /// instead of building it in memory.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -194,7 +194,7 @@ pub struct IdOnly {
 /// The answer repeats every organization whole (members, projects) for every user
 /// who can reach it: much of a large sync's JSON. The links table needs two
 /// fields of it; the raw body keeps the rest, and each organization's full
-/// document comes from operation 1.
+/// document comes from get-organization.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OrganizationLinkList {

@@ -1,4 +1,4 @@
-//! The project information response (operation 6) and its small top-level objects.
+//! The project information response (get-project-info) and its small top-level objects.
 
 use super::envelope::impl_api_response;
 use super::{
@@ -9,7 +9,7 @@ use super::{
 use crate::api::secret::Secret;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Response of operation 6 (`GET /v1/api/{projectId}`): the full information of one
+/// Response of get-project-info (`GET /v1/api/{projectId}`): the full information of one
 /// project. The spec makes most fields required, but all are optional here so a
 /// partial document still mirrors what it has.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]

@@ -1,4 +1,4 @@
-//! The white label user (operation 2) with its organizations, trials and daily metrics.
+//! The white label user (get-whitelabel-user) with its organizations, trials and daily metrics.
 
 use super::envelope::impl_api_response;
 use super::user::user_record;
@@ -178,7 +178,7 @@ pub struct DailyMetrics {
     pub compute_time_calculated_since: Option<Timestamp>,
 }
 
-/// Response of operation 2
+/// Response of get-whitelabel-user
 /// (`GET /v1/api/organizations/{organizationId}/whitelabel/users/{userId}`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
