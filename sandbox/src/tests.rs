@@ -212,25 +212,128 @@ fn http_date(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
 }
 
+#[rustfmt::skip]
+const ORG_RESPONSE_FIELDS: &[&str] = &[
+    "success", "organization", "datasets", "defaultComputeLimits", "experiments", "cliLists",
+    "performance", "whitelabelId",
+];
+#[rustfmt::skip]
+const DATASET_FIELDS: &[&str] = &[
+    "dataset", "lastFileCreated", "totalFileSize", "totalFileCount", "totalItemCount",
+    "totalItemCountChecklistOK", "totalItemCountChecklistFailed", "tags", "type", "category",
+    "bucket", "bucketPath",
+];
+#[rustfmt::skip]
+const BUCKET_FIELDS: &[&str] = &[
+    "id", "bucket", "path", "fullBucketPathDescription", "dataItemNamingLevelsDeep",
+];
+#[rustfmt::skip]
+const WHITELABEL_USER_EXTRA: &[&str] = &[
+    "organizations", "projects", "experiments", "suspended", "trials", "evaluation",
+    "ambassador", "dailyMetrics",
+];
+#[rustfmt::skip]
+const ORG_SUMMARY_FIELDS: &[&str] = &[
+    "id", "name", "isDeveloperProfile", "whitelabelId", "isAdmin", "created", "trialId",
+    "trialExpiredDate", "trialUpgradedDate", "entitlementLimits", "userCount", "adminCount",
+    "privateProjectCount", "publicProjectLicense", "logo", "lastAccessed",
+];
+#[rustfmt::skip]
+const DAILY_METRIC_FIELDS: &[&str] = &[
+    "date", "totalUsers", "totalStaffUsers", "totalProjects",
+    "totalCurrentContractCpuComputeTimeSeconds", "totalCurrentContractGpuComputeTimeSeconds",
+    "totalCurrentContractComputeTimeSeconds", "totalStorageSizeBytes", "usersAdded",
+    "usersDeleted", "projectsAdded", "projectsDeleted", "cpuComputeTimeSeconds",
+    "gpuComputeTimeSeconds", "computeTimeSeconds", "storageBytesAdded", "storageBytesDeleted",
+    "staffUsersAdded", "staffUsersDeleted", "computeTimeCalculatedSince",
+];
+#[rustfmt::skip]
+const DEVICE_FIELDS: &[&str] = &[
+    "id", "deviceId", "created", "lastSeen", "name", "deviceType", "sensors",
+    "remote_mgmt_connected", "supportsSnapshotStreaming", "remoteMgmtMode",
+];
+#[rustfmt::skip]
+const LATENCY_DEVICE_FIELDS: &[&str] = &[
+    "mcu", "name", "selected", "int8Latency", "int8ConvLatency", "float32Latency",
+    "float32ConvLatency", "helpText",
+];
+#[rustfmt::skip]
+const PROCESSOR_FIELDS: &[&str] = &[
+    "part", "format", "architecture", "specificArchitecture", "accelerator", "fpu",
+    "clockRateMhz", "memory",
+];
+
+/// One world toured through every operation in the spec's order, each step building
+/// on the ones before (the project create-project makes is read back, outlives a
+/// time travel and is removed at the end).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_operations_end_to_end() {
     let sb = sandbox(Profile::Small, "").await;
-    let info = sb.info.clone();
-    let jwt = Client::jwt(&info);
-    let wl_org = info.whitelabel_organization_id;
-    let clock = chrono::NaiveDateTime::new(date(), chrono::NaiveTime::MIN).and_utc()
-        + chrono::Duration::hours(12);
+    let t = Tour::new(&sb.info);
+    let (org_id, member_id) = list_organizations_serves_the_white_label(&t).await;
+    get_organization_serves_the_full_document(&t, org_id).await;
+    let user = get_whitelabel_user_serves_the_user_and_metrics(&t, member_id).await;
+    list_user_organizations_includes_the_members_organization(&t, member_id, org_id).await;
+    list_projects_lists_only_active_projects(&t).await;
+    get_project_info_serves_every_object(&t).await;
+    let listed_before = list_user_projects_count(&t).await;
+    let new = create_project_is_read_back_everywhere(&t, &sb, listed_before).await;
+    create_project_by_email_and_its_refusals(&t, &user).await;
+    errors_carry_the_envelope(&t, member_id).await;
+    admin_routes_take_only_the_jwt(&t).await;
+    time_travel_moves_the_date_and_the_metrics(&t, member_id, &user).await;
+    an_injected_failure_stays_on_its_path_until_healed(&t, org_id).await;
+    a_removed_project_is_gone_with_its_key(&t, &new).await;
+    sb.shutdown().await;
+}
 
-    // Operation 3 (JWT): every organization of the white label.
-    let r = jwt.get("/v1/api/organizations").await;
+/// What every step of the tour uses.
+struct Tour {
+    info: SandboxInfo,
+    jwt: Client,
+    /// The API key of the white label's admin organization.
+    admin_key: Client,
+    wl_org: i64,
+    /// The sandbox's clock at the start (noon of the start date).
+    clock: chrono::DateTime<chrono::Utc>,
+}
+
+impl Tour {
+    fn new(info: &SandboxInfo) -> Self {
+        Tour {
+            info: info.clone(),
+            jwt: Client::jwt(info),
+            admin_key: Client::key(info, &info.org_api_key),
+            wl_org: info.whitelabel_organization_id,
+            clock: chrono::NaiveDateTime::new(date(), chrono::NaiveTime::MIN).and_utc()
+                + chrono::Duration::hours(12),
+        }
+    }
+
+    fn create_path(&self) -> String {
+        format!("/v1/api/organizations/{}/whitelabel/projects", self.wl_org)
+    }
+
+    fn user_path(&self, user: i64) -> String {
+        format!(
+            "/v1/api/organizations/{}/whitelabel/users/{user}",
+            self.wl_org
+        )
+    }
+}
+
+/// With the JWT, every organization of the white label; returns a regular
+/// organization and one of its members.
+async fn list_organizations_serves_the_white_label(t: &Tour) -> (i64, i64) {
+    let r = t.jwt.get("/v1/api/organizations").await;
     assert_eq!(r.status, 200);
-    assert_eq!(r.headers.get("date"), Some(&http_date(clock)));
+    assert_eq!(r.headers.get("date"), Some(&http_date(t.clock)));
     assert_eq!(
         r.headers.get("content-type").map(String::as_str),
         Some("application/json")
     );
     let body = r.json();
-    assert_fields(&body, &["success", "organizations"], "op 3");
+    assert_fields(&body, &["success", "organizations"], "list-organizations");
     let orgs = body["organizations"].as_array().expect("organizations");
     assert!(orgs.len() >= 15, "{}", orgs.len());
     orgs.iter().for_each(check_org);
@@ -238,390 +341,232 @@ async fn all_operations_end_to_end() {
         .iter()
         .find(|o| {
             o["isDeveloperProfile"] == false
-                && o["id"] != wl_org
+                && o["id"] != t.wl_org
                 && !o["users"].as_array().is_none_or(|u| u.is_empty())
         })
         .expect("a regular organization");
-    let org_id = regular["id"].as_i64().unwrap_or(0);
-    let member_id = regular["users"][0]["id"].as_i64().unwrap_or(0);
+    (
+        regular["id"].as_i64().unwrap_or(0),
+        regular["users"][0]["id"].as_i64().unwrap_or(0),
+    )
+}
 
-    // Operation 1.
-    let r = jwt.get(&format!("/v1/api/organizations/{org_id}")).await;
+async fn get_organization_serves_the_full_document(t: &Tour, org_id: i64) {
+    let r = t.jwt.get(&format!("/v1/api/organizations/{org_id}")).await;
     assert_eq!(r.status, 200);
     let body = r.json();
-    assert_fields(
-        &body,
-        &[
-            "success",
-            "organization",
-            "datasets",
-            "defaultComputeLimits",
-            "experiments",
-            "cliLists",
-            "performance",
-            "whitelabelId",
-        ],
-        "op 1",
-    );
+    assert_fields(&body, ORG_RESPONSE_FIELDS, "get-organization");
     check_org(&body["organization"]);
     for d in body["datasets"].as_array().expect("datasets") {
-        assert_fields(
-            d,
-            &[
-                "dataset",
-                "lastFileCreated",
-                "totalFileSize",
-                "totalFileCount",
-                "totalItemCount",
-                "totalItemCountChecklistOK",
-                "totalItemCountChecklistFailed",
-                "tags",
-                "type",
-                "category",
-                "bucket",
-                "bucketPath",
-            ],
-            "dataset",
-        );
-        assert_fields(
-            &d["bucket"],
-            &[
-                "id",
-                "bucket",
-                "path",
-                "fullBucketPathDescription",
-                "dataItemNamingLevelsDeep",
-            ],
-            "bucket",
-        );
+        assert_fields(d, DATASET_FIELDS, "dataset");
+        assert_fields(&d["bucket"], BUCKET_FIELDS, "bucket");
     }
     assert_eq!(
         body["cliLists"]["objectDetectionLastLayerOptions"][0]["value"],
         "mobilenet-ssd"
     );
+}
 
-    // Operation 2.
-    let r = jwt
-        .get(&format!(
-            "/v1/api/organizations/{wl_org}/whitelabel/users/{member_id}"
-        ))
-        .await;
+/// Returns the user record.
+async fn get_whitelabel_user_serves_the_user_and_metrics(t: &Tour, member_id: i64) -> Value {
+    let r = t.jwt.get(&t.user_path(member_id)).await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let body = r.json();
-    assert_fields(&body, &["success", "user"], "op 2");
+    assert_fields(&body, &["success", "user"], "get-whitelabel-user");
     let user = &body["user"];
     assert_fields(user, USER_FIELDS, "white label user");
-    assert_fields(
-        user,
-        &[
-            "organizations",
-            "projects",
-            "experiments",
-            "suspended",
-            "trials",
-            "evaluation",
-            "ambassador",
-            "dailyMetrics",
-        ],
-        "white label user",
-    );
+    assert_fields(user, WHITELABEL_USER_EXTRA, "white label user");
     for o in user["organizations"].as_array().expect("organizations") {
-        assert_fields(
-            o,
-            &[
-                "id",
-                "name",
-                "isDeveloperProfile",
-                "whitelabelId",
-                "isAdmin",
-                "created",
-                "trialId",
-                "trialExpiredDate",
-                "trialUpgradedDate",
-                "entitlementLimits",
-                "userCount",
-                "adminCount",
-                "privateProjectCount",
-                "publicProjectLicense",
-                "logo",
-                "lastAccessed",
-            ],
-            "organization summary",
-        );
+        assert_fields(o, ORG_SUMMARY_FIELDS, "organization summary");
     }
     let metrics = user["dailyMetrics"].as_array().expect("daily metrics");
     assert!(!metrics.is_empty());
-    assert_fields(
-        &metrics[0],
-        &[
-            "date",
-            "totalUsers",
-            "totalStaffUsers",
-            "totalProjects",
-            "totalCurrentContractCpuComputeTimeSeconds",
-            "totalCurrentContractGpuComputeTimeSeconds",
-            "totalCurrentContractComputeTimeSeconds",
-            "totalStorageSizeBytes",
-            "usersAdded",
-            "usersDeleted",
-            "projectsAdded",
-            "projectsDeleted",
-            "cpuComputeTimeSeconds",
-            "gpuComputeTimeSeconds",
-            "computeTimeSeconds",
-            "storageBytesAdded",
-            "storageBytesDeleted",
-            "staffUsersAdded",
-            "staffUsersDeleted",
-            "computeTimeCalculatedSince",
-        ],
-        "daily metrics",
-    );
-    let last_before = metrics.last().map(|m| m["date"].clone());
+    assert_fields(&metrics[0], DAILY_METRIC_FIELDS, "daily metrics");
+    user.clone()
+}
 
-    // Operation 4.
-    let r = jwt
+async fn list_user_organizations_includes_the_members_organization(
+    t: &Tour,
+    member_id: i64,
+    org_id: i64,
+) {
+    let r = t
+        .jwt
         .get(&format!("/v1/api/users/{member_id}/organizations"))
         .await;
     assert_eq!(r.status, 200);
     let body = r.json();
-    assert_fields(&body, &["success", "organizations"], "op 4");
+    assert_fields(
+        &body,
+        &["success", "organizations"],
+        "list-user-organizations",
+    );
     let theirs = body["organizations"].as_array().expect("organizations");
     assert!(theirs.iter().any(|o| o["id"] == org_id));
     theirs.iter().for_each(check_org);
+}
 
-    // Operation 5.
-    let r = jwt.get("/v1/api/projects").await;
+async fn list_projects_lists_only_active_projects(t: &Tour) {
+    let r = t.jwt.get("/v1/api/projects").await;
     assert_eq!(r.status, 200);
     let body = r.json();
-    assert_fields(&body, &["success", "projects"], "op 5");
+    assert_fields(&body, &["success", "projects"], "list-projects");
     let projects = body["projects"].as_array().expect("projects");
     assert!(projects.len() > 50);
     projects.iter().for_each(check_project);
     assert!(projects.iter().all(|p| p["deletedDate"].is_null()));
+}
 
-    // Operation 6, with and without impulseId.
-    let r = jwt.get(&format!("/v1/api/{}", info.project_id)).await;
+/// Every nested object of the answer has its fields; `impulseId` selects an
+/// impulse, and an unknown or malformed one is refused.
+async fn get_project_info_serves_every_object(t: &Tour) {
+    let project_id = t.info.project_id;
+    let r = t.jwt.get(&format!("/v1/api/{project_id}")).await;
     assert_eq!(r.status, 200);
     let body = r.json();
-    assert_fields(&body, PROJECT_INFO_FIELDS, "op 6");
+    assert_fields(&body, PROJECT_INFO_FIELDS, "get-project-info");
     check_project(&body["project"]);
     assert_eq!(
         body["developmentKeys"]["apiKey"],
-        info.project_api_key.as_str()
-    );
-    assert_fields(
-        &body["developmentKeys"],
-        &["apiKey", "hmacKey"],
-        "developmentKeys",
-    );
-    assert_fields(
-        &body["deploySettings"],
-        &[
-            "eonCompiler",
-            "sensor",
-            "arduinoLibraryName",
-            "tinkerkitLibraryName",
-            "particleLibraryName",
-            "lastDeployModelEngine",
-        ],
-        "deploySettings",
-    );
-    assert_fields(
-        &body["computeTime"],
-        &[
-            "periodStartDate",
-            "periodEndDate",
-            "timeUsedMs",
-            "timeLeftMs",
-        ],
-        "computeTime",
-    );
-    assert_fields(
-        &body["dataSummaryPerCategory"],
-        &["training", "testing", "postProcessing"],
-        "per category",
-    );
-    assert_fields(
-        &body["showGettingStartedWizard"],
-        &["showWizard", "step", "tutorial", "classes"],
-        "wizard",
-    );
-    assert_fields(
-        &body["performance"],
-        &[
-            "gpu",
-            "jobLimitM",
-            "dspFileSizeMb",
-            "enterprisePerformance",
-            "trainJobRamMb",
-        ],
-        "performance",
-    );
-    assert_fields(
-        &body["urls"],
-        &[
-            "mobileClient",
-            "mobileClientComputer",
-            "mobileClientInference",
-        ],
-        "urls",
-    );
-    let device = &body["devices"][0];
-    assert_fields(
-        device,
-        &[
-            "id",
-            "deviceId",
-            "created",
-            "lastSeen",
-            "name",
-            "deviceType",
-            "sensors",
-            "remote_mgmt_connected",
-            "supportsSnapshotStreaming",
-            "remoteMgmtMode",
-        ],
-        "device",
-    );
-    // `remote_mgmt_host` and `inferenceInfo` are optional: left out when absent.
-    assert_fields(
-        &device["sensors"][0],
-        &["name", "maxSampleLengthS", "frequencies"],
-        "sensor",
-    );
-    assert_fields(
-        &body["latencyDevices"][0],
-        &[
-            "mcu",
-            "name",
-            "selected",
-            "int8Latency",
-            "int8ConvLatency",
-            "float32Latency",
-            "float32ConvLatency",
-            "helpText",
-        ],
-        "latency device",
+        t.info.project_api_key.as_str()
     );
     let target = &body["targetConstraints"];
-    assert_fields(
-        target,
-        &[
-            "targetDevices",
-            "applicationBudgets",
-            "selectedTargetBasedOn",
-        ],
-        "targetConstraints",
-    );
-    assert_fields(
-        &target["targetDevices"][0],
-        &["processors", "board", "name", "latencyDevice"],
-        "target device",
-    );
     let cpu = &target["targetDevices"][0]["processors"][0];
-    assert_fields(
-        cpu,
-        &[
-            "part",
-            "format",
-            "architecture",
-            "specificArchitecture",
-            "accelerator",
-            "fpu",
-            "clockRateMhz",
-            "memory",
-        ],
-        "processor",
-    );
-    assert_fields(
-        &cpu["memory"]["ram"],
-        &["fastBytes", "slowBytes"],
-        "memory spec",
-    );
-    assert_fields(&cpu["clockRateMhz"], &["minimum", "maximum"], "range");
+    #[rustfmt::skip]
+    let objects: &[(&Value, &[&str], &str)] = &[
+        (&body["developmentKeys"], &["apiKey", "hmacKey"], "developmentKeys"),
+        (&body["deploySettings"], &["eonCompiler", "sensor", "arduinoLibraryName",
+            "tinkerkitLibraryName", "particleLibraryName", "lastDeployModelEngine"],
+            "deploySettings"),
+        (&body["computeTime"], &["periodStartDate", "periodEndDate", "timeUsedMs",
+            "timeLeftMs"], "computeTime"),
+        (&body["dataSummaryPerCategory"], &["training", "testing", "postProcessing"],
+            "per category"),
+        (&body["showGettingStartedWizard"], &["showWizard", "step", "tutorial", "classes"],
+            "wizard"),
+        (&body["performance"], &["gpu", "jobLimitM", "dspFileSizeMb",
+            "enterprisePerformance", "trainJobRamMb"], "performance"),
+        (&body["urls"], &["mobileClient", "mobileClientComputer", "mobileClientInference"],
+            "urls"),
+        // `remote_mgmt_host` and `inferenceInfo` are optional: left out when absent.
+        (&body["devices"][0], DEVICE_FIELDS, "device"),
+        (&body["devices"][0]["sensors"][0], &["name", "maxSampleLengthS", "frequencies"],
+            "sensor"),
+        (&body["latencyDevices"][0], LATENCY_DEVICE_FIELDS, "latency device"),
+        (target, &["targetDevices", "applicationBudgets", "selectedTargetBasedOn"],
+            "targetConstraints"),
+        (&target["targetDevices"][0], &["processors", "board", "name", "latencyDevice"],
+            "target device"),
+        (cpu, PROCESSOR_FIELDS, "processor"),
+        (&cpu["memory"]["ram"], &["fastBytes", "slowBytes"], "memory spec"),
+        (&cpu["clockRateMhz"], &["minimum", "maximum"], "range"),
+    ];
+    for (value, fields, what) in objects {
+        assert_fields(value, fields, what);
+    }
     for c in body["collaborators"].as_array().expect("collaborators") {
         assert_fields(c, USER_FIELDS, "project info collaborator");
         assert!(c.get("isOwner").is_none(), "no isOwner at the top level");
     }
     if body["defaultImpulseId"] == 1 {
-        let r = jwt
-            .get(&format!("/v1/api/{}?impulseId=1", info.project_id))
+        let r = t
+            .jwt
+            .get(&format!("/v1/api/{project_id}?impulseId=1"))
             .await;
         assert_eq!(r.status, 200);
     }
-    let r = jwt
-        .get(&format!("/v1/api/{}?impulseId=99", info.project_id))
-        .await;
-    assert_eq!(r.status, 404);
-    let r = jwt
-        .get(&format!("/v1/api/{}?impulseId=x", info.project_id))
-        .await;
-    assert_eq!(r.status, 400);
+    for (impulse, status) in [("99", 404), ("x", 400)] {
+        let r = t
+            .jwt
+            .get(&format!("/v1/api/{project_id}?impulseId={impulse}"))
+            .await;
+        assert_eq!(r.status, status, "impulseId={impulse}");
+    }
+}
 
-    // Operation 7.
-    let r = jwt.get("/v1/api/user/projects").await;
+/// How many projects list-user-projects lists.
+async fn list_user_projects_count(t: &Tour) -> usize {
+    let r = t.jwt.get("/v1/api/user/projects").await;
     assert_eq!(r.status, 200);
-    assert_fields(&r.json(), &["success", "projects"], "op 7");
-    let before_7 = r.json()["projects"].as_array().map_or(0, Vec::len);
+    assert_fields(&r.json(), &["success", "projects"], "list-user-projects");
+    r.json()["projects"].as_array().map_or(0, Vec::len)
+}
 
-    // Operation 8, owned by the white label admin (so op 7 shows it too).
+/// A project made by create-project.
+struct NewProject {
+    id: i64,
+    key: String,
+}
+
+/// Owned by the white label admin, so list-user-projects (which listed
+/// `listed_before`) shows it too; its key reads it.
+async fn create_project_is_read_back_everywhere(
+    t: &Tour,
+    sb: &SandboxHandle,
+    listed_before: usize,
+) -> NewProject {
     let admin_user = {
         let ws = sb.state.world.read().expect("lock");
         ws.world.white_labels[0].admin_user_id
     };
-    let r = jwt
+    let r = t
+        .jwt
         .post(
-            &format!("/v1/api/organizations/{wl_org}/whitelabel/projects"),
+            &t.create_path(),
             Some(&format!(r#"{{"projectName":"Édition 東京","ownerId":{admin_user},"projectVisibility":"public"}}"#)),
         )
         .await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     let created = r.json();
-    assert_fields(&created, &["success", "id", "apiKey"], "op 8");
-    let new_id = created["id"].as_i64().expect("id");
-    let new_key = created["apiKey"].as_str().expect("key").to_string();
-    let listed = jwt.get("/v1/api/projects").await.json();
-    assert!(
-        listed["projects"]
-            .as_array()
-            .expect("projects")
-            .iter()
-            .any(|p| p["id"] == new_id)
-    );
-    let r = jwt.get(&format!("/v1/api/{new_id}")).await;
+    assert_fields(&created, &["success", "id", "apiKey"], "create-project");
+    let new = NewProject {
+        id: created["id"].as_i64().expect("id"),
+        key: created["apiKey"].as_str().expect("key").to_string(),
+    };
+    let listed = t.jwt.get("/v1/api/projects").await.json();
+    assert!(lists(&listed["projects"], new.id));
+    let r = t.jwt.get(&format!("/v1/api/{}", new.id)).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["project"]["name"], "Édition 東京");
-    assert_eq!(r.json()["developmentKeys"]["apiKey"], new_key.as_str());
-    let org_projects = jwt
-        .get(&format!("/v1/api/organizations/{wl_org}"))
+    assert_eq!(r.json()["developmentKeys"]["apiKey"], new.key.as_str());
+    let org = t
+        .jwt
+        .get(&format!("/v1/api/organizations/{}", t.wl_org))
         .await
         .json();
-    assert!(
-        org_projects["organization"]["projects"]
-            .as_array()
-            .expect("projects")
-            .iter()
-            .any(|p| p["id"] == new_id)
-    );
-    let mine = jwt.get("/v1/api/user/projects").await.json();
+    assert!(lists(&org["organization"]["projects"], new.id));
+    let mine = t.jwt.get("/v1/api/user/projects").await.json();
     assert_eq!(
         mine["projects"].as_array().map_or(0, Vec::len),
-        before_7 + 1
+        listed_before + 1
     );
-    // The new project's key works for operations 5 and 6.
-    let pk = Client::key(&info, &new_key);
-    assert_eq!(pk.get(&format!("/v1/api/{new_id}")).await.status, 200);
+    // The new project's key works for list-projects and get-project-info.
+    let pk = Client::key(&t.info, &new.key);
+    assert_eq!(pk.get(&format!("/v1/api/{}", new.id)).await.status, 200);
     assert_eq!(
         pk.get("/v1/api/projects").await.json()["projects"][0]["id"],
-        new_id
+        new.id
     );
-    // Owner by e-mail; the organization API key of the admin organization works too.
+    new
+}
+
+/// Whether a list of projects holds project `id`.
+fn lists(projects: &Value, id: i64) -> bool {
+    projects
+        .as_array()
+        .expect("projects")
+        .iter()
+        .any(|p| p["id"] == id)
+}
+
+/// The owner by e-mail (any case), through the admin organization's API key; a
+/// body breaking the contract is refused with the envelope.
+async fn create_project_by_email_and_its_refusals(t: &Tour, user: &Value) {
     let email = user["email"].as_str().expect("email").to_uppercase();
-    let admin_key = Client::key(&info, &info.org_api_key);
-    let r = admin_key
+    let r = t
+        .admin_key
         .post(
-            &format!("/v1/api/organizations/{wl_org}/whitelabel/projects"),
+            &t.create_path(),
             Some(&format!(
                 r#"{{"projectName":"by mail","ownerEmail":"{email}"}}"#
             )),
@@ -642,37 +587,30 @@ async fn all_operations_end_to_end() {
             404,
         ),
     ] {
-        let r = jwt
-            .post(
-                &format!("/v1/api/organizations/{wl_org}/whitelabel/projects"),
-                Some(body),
-            )
-            .await;
+        let r = t.jwt.post(&t.create_path(), Some(body)).await;
         assert_eq!(r.status, status, "{body}");
         assert_eq!(r.json()["success"], false);
         assert!(r.json()["error"].is_string());
     }
+}
 
-    // Errors carry the envelope.
-    let anon = Client {
-        url: info.url.clone(),
-        auth: Vec::new(),
-    };
+async fn errors_carry_the_envelope(t: &Tour, member_id: i64) {
+    let anon = anonymous(&t.info);
     for (client, path, status) in [
         (&anon, "/v1/api/organizations".to_string(), 401),
         (
-            &Client::key(&info, "ei_wrong"),
+            &Client::key(&t.info, "ei_wrong"),
             "/v1/api/projects".to_string(),
             401,
         ),
         (
-            &admin_key,
+            &t.admin_key,
             format!("/v1/api/users/{member_id}/organizations"),
             403,
         ),
-        (&jwt, "/v1/api/999999999".to_string(), 404),
-        (&jwt, "/v1/api/organizations/abc".to_string(), 400),
-        (&jwt, "/v1/api/nope/nope/nope".to_string(), 404),
+        (&t.jwt, "/v1/api/999999999".to_string(), 404),
+        (&t.jwt, "/v1/api/organizations/abc".to_string(), 400),
+        (&t.jwt, "/v1/api/nope/nope/nope".to_string(), 404),
     ] {
         let r = client.get(&path).await;
         assert_eq!(r.status, status, "{path}");
@@ -680,64 +618,81 @@ async fn all_operations_end_to_end() {
         assert!(r.json()["error"].is_string(), "{path}");
         assert!(r.headers.contains_key("date"));
     }
-
-    let r = jwt.post("/v1/api/projects", None).await;
+    let r = t.jwt.post("/v1/api/projects", None).await;
     assert_eq!(r.status, 405);
     assert_eq!(r.json()["success"], false);
+}
 
-    // Admin routes: JWT only.
+/// A client without credentials.
+fn anonymous(info: &SandboxInfo) -> Client {
+    Client {
+        url: info.url.clone(),
+        auth: Vec::new(),
+    }
+}
+
+async fn admin_routes_take_only_the_jwt(t: &Tour) {
+    let anon = anonymous(&t.info);
     assert_eq!(anon.post("/sandbox/advance?days=1", None).await.status, 401);
     assert_eq!(
-        admin_key.post("/sandbox/advance?days=1", None).await.status,
+        t.admin_key
+            .post("/sandbox/advance?days=1", None)
+            .await
+            .status,
         401
     );
-    assert_eq!(jwt.post("/sandbox/advance?days=-1", None).await.status, 400);
+    assert_eq!(
+        t.jwt.post("/sandbox/advance?days=-1", None).await.status,
+        400
+    );
     assert_eq!(anon.get("/sandbox/health").await.status, 200);
+}
 
-    // Time travel: the Date header and the metrics follow the clock.
-    let r = jwt.post("/sandbox/advance?days=3", None).await;
+/// The Date header and the user's daily metrics follow the clock.
+async fn time_travel_moves_the_date_and_the_metrics(t: &Tour, member_id: i64, user: &Value) {
+    let last_date = |metrics: &Value| {
+        metrics
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["date"].clone())
+    };
+    let r = t.jwt.post("/sandbox/advance?days=3", None).await;
     assert_eq!(r.status, 200);
-    let later = clock + chrono::Duration::days(3);
+    let later = t.clock + chrono::Duration::days(3);
     assert_eq!(
         r.json()["now"],
         later.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
     );
-    let r = jwt
-        .get(&format!(
-            "/v1/api/organizations/{wl_org}/whitelabel/users/{member_id}"
-        ))
-        .await;
+    let r = t.jwt.get(&t.user_path(member_id)).await;
     assert_eq!(r.headers.get("date"), Some(&http_date(later)));
-    let metrics = r.json()["user"]["dailyMetrics"].clone();
-    let last_after = metrics
-        .as_array()
-        .and_then(|m| m.last())
-        .map(|m| m["date"].clone());
-    assert_ne!(last_before, last_after);
+    let last_after = last_date(&r.json()["user"]["dailyMetrics"]);
+    assert_ne!(last_date(&user["dailyMetrics"]), last_after);
     assert_eq!(
         last_after.as_ref().and_then(Value::as_str),
         Some(&*format!("{}T00:00:00.000Z", later.date_naive()))
     );
+}
 
-    // Persistent failure of one path, then healed.
+async fn an_injected_failure_stays_on_its_path_until_healed(t: &Tour, org_id: i64) {
     let target = format!("/v1/api/organizations/{org_id}");
-    let r = jwt
+    let r = t
+        .jwt
         .post(&format!("/sandbox/fail?path={target}&status=503"), None)
         .await;
     assert_eq!(r.status, 200);
     for _ in 0..2 {
-        let r = jwt.get(&target).await;
+        let r = t.jwt.get(&target).await;
         assert_eq!(r.status, 503);
         assert_eq!(r.json()["success"], false);
     }
     assert_eq!(
-        jwt.get("/v1/api/organizations").await.status,
+        t.jwt.get("/v1/api/organizations").await.status,
         200,
         "other paths unaffected"
     );
-    let h: Vec<(&str, &str)> = vec![("x-jwt-token", info.jwt.as_str())];
+    let h: Vec<(&str, &str)> = vec![("x-jwt-token", t.info.jwt.as_str())];
     let r = call(
-        &info.url,
+        &t.info.url,
         "DELETE",
         &format!("/sandbox/fail?path={target}"),
         &h,
@@ -745,35 +700,23 @@ async fn all_operations_end_to_end() {
     )
     .await;
     assert_eq!(r.status, 200);
-    assert_eq!(jwt.get(&target).await.status, 200);
+    assert_eq!(t.jwt.get(&target).await.status, 200);
+}
 
-    // Removal: gone from listings and from operation 6.
-    let r = jwt
-        .post(&format!("/sandbox/remove-project?id={new_id}"), None)
-        .await;
-    assert_eq!(r.status, 200);
-    assert_eq!(jwt.get(&format!("/v1/api/{new_id}")).await.status, 404);
-    let listed = jwt.get("/v1/api/projects").await.json();
-    assert!(
-        !listed["projects"]
-            .as_array()
-            .expect("projects")
-            .iter()
-            .any(|p| p["id"] == new_id)
-    );
+/// Gone from listings and from get-project-info; its key no longer works.
+async fn a_removed_project_is_gone_with_its_key(t: &Tour, new: &NewProject) {
+    let remove = format!("/sandbox/remove-project?id={}", new.id);
+    assert_eq!(t.jwt.post(&remove, None).await.status, 200);
+    assert_eq!(t.jwt.get(&format!("/v1/api/{}", new.id)).await.status, 404);
+    let listed = t.jwt.get("/v1/api/projects").await.json();
+    assert!(!lists(&listed["projects"], new.id));
+    let pk = Client::key(&t.info, &new.key);
     assert_eq!(
         pk.get("/v1/api/projects").await.status,
         401,
         "its key is gone too"
     );
-    assert_eq!(
-        jwt.post(&format!("/sandbox/remove-project?id={new_id}"), None)
-            .await
-            .status,
-        404
-    );
-
-    sb.shutdown().await;
+    assert_eq!(t.jwt.post(&remove, None).await.status, 404);
 }
 
 #[tokio::test]
@@ -1080,7 +1023,7 @@ async fn throughput() {
             })
             .collect()
     };
-    let op2: Vec<String> = users
+    let user_paths: Vec<String> = users
         .iter()
         .map(|u| {
             format!(
@@ -1089,7 +1032,7 @@ async fn throughput() {
             )
         })
         .collect();
-    let op6: Vec<String> = projects.iter().map(|p| format!("/v1/api/{p}")).collect();
+    let project_paths: Vec<String> = projects.iter().map(|p| format!("/v1/api/{p}")).collect();
     let jwt = Client::jwt(&info);
     for path in ["/v1/api/organizations", "/v1/api/projects"] {
         for round in ["first", "cached"] {
@@ -1103,7 +1046,10 @@ async fn throughput() {
             );
         }
     }
-    for (name, paths) in [("op 2", &op2), ("op 6", &op6)] {
+    for (name, paths) in [
+        ("get-whitelabel-user", &user_paths),
+        ("get-project-info", &project_paths),
+    ] {
         let t = Instant::now();
         let (count, bytes) = hammer(&info.url, &info.jwt, paths, connections, n).await;
         let secs = t.elapsed().as_secs_f64();

@@ -1,9 +1,9 @@
 //! `orgledger sync`: discover everything the credentials can see and mirror it.
 //!
-//! Discovery is a crawl: operation 3 lists organizations → operation 1 for each →
-//! their members → operation 2 for each user (with a white label organization) and
-//! operation 4 (with a JWT); operations 5 and 7 (with a JWT) list projects →
-//! operation 6 for each.
+//! Discovery is a crawl: list-organizations → get-organization for each → their
+//! members → get-whitelabel-user for each user (with a white label organization) and
+//! list-user-organizations (with a JWT); list-projects and list-user-projects (with a
+//! JWT) list projects → get-project-info for each.
 //! Every fetch is a task; follow-ups are spawned as soon as their parent arrives, so
 //! the connection pool stays busy instead of waiting stage by stage. Results go to
 //! one writer thread through a bounded queue, and a second bound (documents fetched
@@ -40,10 +40,11 @@ const ERRORS_KEPT: usize = 200;
 pub struct SyncOptions {
     /// The mirror file.
     pub db: PathBuf,
-    /// White label admin organization for operation 2 (None: white label users are not synced).
+    /// White label admin organization for get-whitelabel-user (None: white label users
+    /// are not synced).
     pub whitelabel_org: Option<i64>,
-    /// Whether operations 4 and 7 can be called (they need a JWT; without one they
-    /// are skipped, not failed).
+    /// Whether list-user-organizations and list-user-projects can be called (they
+    /// need a JWT; without one they are skipped, not failed).
     pub has_jwt: bool,
     /// Store project development keys in clear instead of fingerprints.
     pub store_secrets: bool,
@@ -94,11 +95,55 @@ pub async fn run(
     mut shutdown: Option<Shutdown>,
 ) -> Result<SyncOutcome, MirrorError> {
     let started = Instant::now();
+    let (_lock, conn) = lock_and_open(&opts.db).await?;
+    let run_id = runs::begin(&conn, client.base_url())?;
+    // A daemon's client outlives runs: each run starts trusting the service.
+    client.outage().reset();
+    let run = RunStart {
+        run_id,
+        started,
+        traffic: TrafficMark::now(client),
+    };
+    let listing = match discover(client, shutdown.as_mut()).await {
+        Some(Ok(listing)) => listing,
+        Some(Err(failure)) => {
+            let record = error_record(Job::OrganizationList, &failure);
+            runs::record_error(&conn, run_id, &record)?;
+            let message = format!("discovery failed: {}", record.message);
+            return end_early(
+                &conn,
+                client,
+                &run,
+                RunStatus::Failed,
+                vec![record],
+                message,
+            );
+        }
+        None => {
+            return end_early(
+                &conn,
+                client,
+                &run,
+                RunStatus::Aborted,
+                Vec::new(),
+                "stopped during discovery (shutdown requested)".into(),
+            );
+        }
+    };
+    let writer = start_writer(conn, client, run_id, &listing)?;
+    let (crawl, aborted) = crawl_and_write(client, opts, &writer, listing, shutdown).await;
+    finish(client, opts, &run, writer, crawl, aborted).await
+}
+
+/// Locks the mirror, opens it, and marks runs a crash left `running` as aborted.
+async fn lock_and_open(
+    db: &std::path::Path,
+) -> Result<(lock::SyncLock, rusqlite::Connection), MirrorError> {
     // Before the lock file is created next to it: a path that is not a mirror is
     // refused untouched.
-    mirror::path::inspect(&opts.db)?;
-    let _lock = acquire_lock(&opts.db).await?;
-    let conn = mirror::open_rw(&opts.db)?;
+    mirror::path::inspect(db)?;
+    let lock = acquire_lock(db).await?;
+    let conn = mirror::open_rw(db)?;
     let stale = runs::abort_stale(&conn)?;
     if stale > 0 {
         tracing::warn!(
@@ -106,63 +151,88 @@ pub async fn run(
             "marked runs left `running` by a crash as aborted"
         );
     }
-    let run_id = runs::begin(&conn, client.base_url())?;
-    // A daemon's client outlives runs: each run starts trusting the service.
-    client.outage().reset();
-    let before = (
-        client.traffic().requests.load(Ordering::Relaxed),
-        client.traffic().bytes.load(Ordering::Relaxed),
-    );
-    let traffic = |c: &Client| {
-        (
-            c.traffic().requests.load(Ordering::Relaxed) - before.0,
-            c.traffic().bytes.load(Ordering::Relaxed) - before.1,
-        )
-    };
+    Ok((lock, conn))
+}
+
+/// A run that has begun: what its outcome reports besides the rows.
+struct RunStart {
+    run_id: i64,
+    started: Instant,
+    traffic: TrafficMark,
+}
+
+/// The client's counters when a run began: a daemon's client serves many runs,
+/// and each reports only its own requests and bytes.
+#[derive(Clone, Copy)]
+struct TrafficMark {
+    requests: u64,
+    bytes: u64,
+}
+
+impl TrafficMark {
+    fn now(client: &Client) -> Self {
+        TrafficMark {
+            requests: client.traffic().requests.load(Ordering::Relaxed),
+            bytes: client.traffic().bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Requests and bytes since the mark.
+    fn since(self, client: &Client) -> (u64, u64) {
+        let now = TrafficMark::now(client);
+        (now.requests - self.requests, now.bytes - self.bytes)
+    }
+}
+
+/// Lists the organizations, unless `shutdown` comes first (`None`).
+async fn discover(
+    client: &Client,
+    shutdown: Option<&mut Shutdown>,
+) -> Option<Result<Done, Failure>> {
     let discovery = jobs::run(client.clone(), Job::OrganizationList, false);
-    let discovered = match shutdown.as_mut() {
+    match shutdown {
         Some(stop) => tokio::select! {
             listing = discovery => Some(listing),
             _ = stop.recv() => None,
         },
         None => Some(discovery.await),
+    }
+}
+
+/// Ends a run that never got past discovery: nothing was written.
+fn end_early(
+    conn: &rusqlite::Connection,
+    client: &Client,
+    run: &RunStart,
+    status: RunStatus,
+    errors: Vec<SyncErrorRecord>,
+    message: String,
+) -> Result<SyncOutcome, MirrorError> {
+    let (requests, bytes) = run.traffic.since(client);
+    let totals = RunTotals {
+        requests,
+        bytes,
+        errors: errors.len() as u64,
+        ..RunTotals::default()
     };
-    let ended_early = |status: RunStatus,
-                       errors: Vec<SyncErrorRecord>,
-                       message: String|
-     -> Result<SyncOutcome, MirrorError> {
-        let (requests, bytes) = traffic(client);
-        let totals = RunTotals {
-            requests,
-            bytes,
-            errors: errors.len() as u64,
-            ..RunTotals::default()
-        };
-        runs::finish(&conn, run_id, status, &totals, Some(&message))?;
-        Ok(SyncOutcome {
-            run_id,
-            status,
-            totals,
-            errors,
-            elapsed: started.elapsed(),
-        })
-    };
-    let listing = match discovered {
-        Some(Ok(listing)) => listing,
-        Some(Err(failure)) => {
-            let record = error_record(Job::OrganizationList, &failure);
-            runs::record_error(&conn, run_id, &record)?;
-            let message = format!("discovery failed: {}", record.message);
-            return ended_early(RunStatus::Failed, vec![record], message);
-        }
-        None => {
-            return ended_early(
-                RunStatus::Aborted,
-                Vec::new(),
-                "stopped during discovery (shutdown requested)".into(),
-            );
-        }
-    };
+    runs::finish(conn, run.run_id, status, &totals, Some(&message))?;
+    Ok(SyncOutcome {
+        run_id: run.run_id,
+        status,
+        totals,
+        errors,
+        elapsed: run.started.elapsed(),
+    })
+}
+
+/// Stamps the run with the server's time of discovery and hands the connection to
+/// the writer thread.
+fn start_writer(
+    conn: rusqlite::Connection,
+    client: &Client,
+    run_id: i64,
+    listing: &Done,
+) -> Result<Writer, MirrorError> {
     // All versions written by this run carry the server's clock at discovery: the
     // mirror's history follows the service's time, not this machine's.
     let observed_at = mirror::time_text(listing.server_time.unwrap_or_else(chrono::Utc::now));
@@ -171,13 +241,28 @@ pub async fn run(
         run_id,
         observed_at,
     };
-    let concurrency = client.concurrency();
     // Small queues: the writer is the slower side on a fast network, so longer
     // queues would only hold more parsed documents in memory, not go faster.
-    let writer = Writer::start(conn, stamp, concurrency);
-    let mut crawl = Crawl::new(client.clone(), opts, writer.sender(), concurrency + 4);
-    // Operation 7 follows operation 5 rather than running beside it: on a large
-    // white label both lists are tens of megabytes, and two at once set the
+    Ok(Writer::start(conn, stamp, client.concurrency()))
+}
+
+/// Fetches everything the organization list leads to, handing documents to the
+/// writer; returns the finished crawl and whether `shutdown` stopped it.
+async fn crawl_and_write(
+    client: &Client,
+    opts: &SyncOptions,
+    writer: &Writer,
+    listing: Done,
+    shutdown: Option<Shutdown>,
+) -> (Crawl, bool) {
+    let mut crawl = Crawl::new(
+        client.clone(),
+        opts,
+        writer.sender(),
+        client.concurrency() + 4,
+    );
+    // list-user-projects follows list-projects rather than running beside it: on a
+    // large white label both lists are tens of megabytes, and two at once set the
     // sync's peak memory.
     crawl.spawn(Job::ProjectList(Operation::ListProjects));
     // The crawl is driven by a task on the runtime's workers, not by the thread
@@ -192,14 +277,25 @@ pub async fn run(
         (crawl, aborted)
     })
     .await;
-    let (mut crawl, aborted) = match driven {
+    match driven {
         Ok(done) => done,
         // Only a panic ends the task early (it is never cancelled): pass it on, as
         // driving the crawl here would have.
         Err(e) => std::panic::resume_unwind(e.into_panic()),
-    };
+    }
+}
+
+/// Decides the run's status, lets the writer finish the run, and reports it.
+async fn finish(
+    client: &Client,
+    opts: &SyncOptions,
+    run: &RunStart,
+    writer: Writer,
+    mut crawl: Crawl,
+    aborted: bool,
+) -> Result<SyncOutcome, MirrorError> {
     crawl.progress.finish();
-    let (requests, bytes) = traffic(client);
+    let (requests, bytes) = run.traffic.since(client);
     let status = match (aborted, crawl.error_count) {
         (true, _) => RunStatus::Aborted,
         (false, 0) => RunStatus::Succeeded,
@@ -223,16 +319,16 @@ pub async fn run(
     let totals = match writer.finish(ending).await {
         Ok(totals) => totals,
         Err(e) => {
-            mark_failed(opts, run_id, requests, bytes, &e);
+            mark_failed(opts, run.run_id, requests, bytes, &e);
             return Err(e);
         }
     };
     Ok(SyncOutcome {
-        run_id,
+        run_id: run.run_id,
         status,
         totals,
         errors,
-        elapsed: started.elapsed(),
+        elapsed: run.started.elapsed(),
     })
 }
 

@@ -356,16 +356,34 @@ pub fn trend(t: &Trend, index: usize) -> Result<String, ReportError> {
         t.users.len(),
         p = t.period
     );
-    let n = t.starts.len().max(1);
-    let label = |i: usize| -> String {
-        let s = t.starts.get(i).map(String::as_str).unwrap_or("");
-        match t.period {
-            "day" => s.get(5..).unwrap_or(s).to_string(),
-            "month" => s.get(..7).unwrap_or(s).to_string(),
-            _ => s.to_string(),
-        }
-    };
     let split = WIDTH * 2 / 5;
+    let legend = trend_legend(t, highlighted, WIDTH - split);
+    let head = legend.height().max(LEGEND_ROW + 10);
+    svg(id, (WIDTH, 400 + head), &title, &desc, |root| {
+        root.fill(&WHITE)?;
+        let (header, body) = root.split_vertically(head);
+        let (_, legend_area) = header.split_horizontally(split);
+        legend.draw(&legend_area)?;
+        let (left, right) = body.split_horizontally(split);
+        whitelabel_bars(&left, t)?;
+        user_lines(&right, t, highlighted)?;
+        root.present()?;
+        Ok(())
+    })
+}
+
+/// The x label of period `i`: days without the year, months without the day.
+fn period_label(t: &Trend, i: usize) -> String {
+    let s = t.starts.get(i).map(String::as_str).unwrap_or("");
+    match t.period {
+        "day" => s.get(5..).unwrap_or(s).to_string(),
+        "month" => s.get(..7).unwrap_or(s).to_string(),
+        _ => s.to_string(),
+    }
+}
+
+/// The highlighted users by rank, then one grey entry for the others.
+fn trend_legend(t: &Trend, highlighted: usize, width: u32) -> Legend {
     let mut entries: Vec<(Mark, String)> = t
         .users
         .iter()
@@ -384,93 +402,96 @@ pub fn trend(t: &Trend, index: usize) -> Result<String, ReportError> {
             format!("{} more users", t.users.len() - highlighted),
         ));
     }
-    let legend = Legend {
-        entries,
-        width: WIDTH - split,
-    };
-    let head = legend.height().max(LEGEND_ROW + 10);
+    Legend { entries, width }
+}
+
+/// The white label total, one bar per period.
+fn whitelabel_bars(area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>, t: &Trend) -> Drawn {
+    let n = t.starts.len().max(1);
     // Bars on a continuous axis with a key point at each shown bar's centre (about 8
     // labels), so no tick sits outside the bars.
     let step = n.div_ceil(8).max(1);
     let centers: Vec<f64> = (0..n).step_by(step).map(|i| i as f64 + 0.5).collect();
-    svg(id, (WIDTH, 400 + head), &title, &desc, |root| {
-        root.fill(&WHITE)?;
-        let (header, body) = root.split_vertically(head);
-        let (_, legend_area) = header.split_horizontally(split);
-        legend.draw(&legend_area)?;
-        let (left, right) = body.split_horizontally(split);
-        let wl: Option<&TrendSeries> = t.whitelabels.first();
-        let top = wl
-            .map(|s| s.points.iter().map(|(_, v)| v / 3600.0).fold(0.0, f64::max))
-            .unwrap_or(0.0);
-        let mut bars = ChartBuilder::on(&left)
-            .caption(
-                format!(
-                    "White label total{}",
-                    wl.map(|s| format!(": {}", s.name)).unwrap_or_default()
-                ),
-                (FONT, 15),
+    let wl: Option<&TrendSeries> = t.whitelabels.first();
+    let top = wl
+        .map(|s| s.points.iter().map(|(_, v)| v / 3600.0).fold(0.0, f64::max))
+        .unwrap_or(0.0);
+    let mut bars = ChartBuilder::on(area)
+        .caption(
+            format!(
+                "White label total{}",
+                wl.map(|s| format!(": {}", s.name)).unwrap_or_default()
+            ),
+            (FONT, 15),
+        )
+        .margin(10)
+        .x_label_area_size(48)
+        .y_label_area_size(56)
+        .build_cartesian_2d(Centers::new(n as f64, centers), 0f64..nice_top(top))?;
+    bars.configure_mesh()
+        .disable_x_mesh()
+        .x_label_formatter(&|x| period_label(t, x.floor().max(0.0) as usize))
+        .x_desc(format!("{} starting", t.period))
+        .y_desc("hours")
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 13))
+        .draw()?;
+    if let Some(s) = wl {
+        bars.draw_series(s.points.iter().map(|(i, v)| {
+            let x = *i as f64;
+            Rectangle::new(
+                [(x + 0.1, 0.0), (x + 0.9, v / 3600.0)],
+                RGBColor(55, 71, 79).filled(),
             )
-            .margin(10)
-            .x_label_area_size(48)
-            .y_label_area_size(56)
-            .build_cartesian_2d(Centers::new(n as f64, centers.clone()), 0f64..nice_top(top))?;
-        bars.configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&|x| label(x.floor().max(0.0) as usize))
-            .x_desc(format!("{} starting", t.period))
-            .y_desc("hours")
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 13))
-            .draw()?;
-        if let Some(s) = wl {
-            bars.draw_series(s.points.iter().map(|(i, v)| {
-                let x = *i as f64;
-                Rectangle::new(
-                    [(x + 0.1, 0.0), (x + 0.9, v / 3600.0)],
-                    RGBColor(55, 71, 79).filled(),
-                )
-            }))?;
-        }
-        let top = t
-            .users
-            .iter()
-            .flat_map(|s| s.points.iter().map(|(_, v)| v / 3600.0))
-            .fold(0.0, f64::max);
-        let last = n.saturating_sub(1).max(1);
-        let mut lines = ChartBuilder::on(&right)
-            .caption(
-                format!("Top {} users by compute time", t.users.len()),
-                (FONT, 15),
-            )
-            .margin(10)
-            .x_label_area_size(48)
-            .y_label_area_size(56)
-            .build_cartesian_2d(0..last, 0f64..nice_top(top))?;
-        lines
-            .configure_mesh()
-            .x_labels(n.min(10))
-            .x_label_formatter(&|i| label(*i))
-            .x_desc(format!("{} starting", t.period))
-            .y_desc("hours")
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 13))
-            .draw()?;
-        // The grey lines first, so the highlighted ones are drawn over them.
-        for (k, s) in t.users.iter().enumerate().rev() {
-            let style = if k < highlighted {
-                USER_COLORS[k % USER_COLORS.len()].stroke_width(3)
-            } else {
-                OTHER_USERS.stroke_width(1)
-            };
-            lines.draw_series(LineSeries::new(
-                s.points.iter().map(|(i, v)| (*i, v / 3600.0)),
-                style,
-            ))?;
-        }
-        root.present()?;
-        Ok(())
-    })
+        }))?;
+    }
+    Ok(())
+}
+
+/// One line per top user; the `highlighted` first in colour.
+fn user_lines(
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    t: &Trend,
+    highlighted: usize,
+) -> Drawn {
+    let n = t.starts.len().max(1);
+    let top = t
+        .users
+        .iter()
+        .flat_map(|s| s.points.iter().map(|(_, v)| v / 3600.0))
+        .fold(0.0, f64::max);
+    let last = n.saturating_sub(1).max(1);
+    let mut lines = ChartBuilder::on(area)
+        .caption(
+            format!("Top {} users by compute time", t.users.len()),
+            (FONT, 15),
+        )
+        .margin(10)
+        .x_label_area_size(48)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0..last, 0f64..nice_top(top))?;
+    lines
+        .configure_mesh()
+        .x_labels(n.min(10))
+        .x_label_formatter(&|i| period_label(t, *i))
+        .x_desc(format!("{} starting", t.period))
+        .y_desc("hours")
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 13))
+        .draw()?;
+    // The grey lines first, so the highlighted ones are drawn over them.
+    for (k, s) in t.users.iter().enumerate().rev() {
+        let style = if k < highlighted {
+            USER_COLORS[k % USER_COLORS.len()].stroke_width(3)
+        } else {
+            OTHER_USERS.stroke_width(1)
+        };
+        lines.draw_series(LineSeries::new(
+            s.points.iter().map(|(i, v)| (*i, v / 3600.0)),
+            style,
+        ))?;
+    }
+    Ok(())
 }
 
 /// The trials timeline: expired trials from expiry to deletion, expiring ones from
