@@ -161,6 +161,23 @@ struct RunStart {
     traffic: TrafficMark,
 }
 
+impl RunStart {
+    fn outcome(
+        &self,
+        status: RunStatus,
+        totals: RunTotals,
+        errors: Vec<SyncErrorRecord>,
+    ) -> SyncOutcome {
+        SyncOutcome {
+            run_id: self.run_id,
+            status,
+            totals,
+            errors,
+            elapsed: self.started.elapsed(),
+        }
+    }
+}
+
 /// The client's counters when a run began: a daemon's client serves many runs,
 /// and each reports only its own requests and bytes.
 #[derive(Clone, Copy)]
@@ -216,13 +233,7 @@ fn end_early(
         ..RunTotals::default()
     };
     runs::finish(conn, run.run_id, status, &totals, Some(&message))?;
-    Ok(SyncOutcome {
-        run_id: run.run_id,
-        status,
-        totals,
-        errors,
-        elapsed: run.started.elapsed(),
-    })
+    Ok(run.outcome(status, totals, errors))
 }
 
 /// Stamps the run with the server's time of discovery and hands the connection to
@@ -323,13 +334,7 @@ async fn finish(
             return Err(e);
         }
     };
-    Ok(SyncOutcome {
-        run_id: run.run_id,
-        status,
-        totals,
-        errors,
-        elapsed: run.started.elapsed(),
-    })
+    Ok(run.outcome(status, totals, errors))
 }
 
 /// Takes the sync lock. `status` holds it for a moment to tell a live run from a

@@ -515,6 +515,23 @@ mod tests {
         roxmltree::Document::parse_with_options(page, options).expect("well-formed")
     }
 
+    /// A page without charts, with these action tables and one linked file.
+    fn parts<'a>(
+        info: &'a PageInfo<'a>,
+        actions: data::Actions,
+        (report, file): (&str, &str),
+    ) -> Parts<'a> {
+        Parts {
+            info,
+            usage: None,
+            trends: Vec::new(),
+            trials: None,
+            counts: Counts::default(),
+            actions,
+            links: vec![(report.to_string(), file.to_string())],
+        }
+    }
+
     #[test]
     fn text_from_the_data_is_escaped_and_the_page_stays_well_formed() {
         let thresholds = Thresholds::default();
@@ -531,20 +548,12 @@ mod tests {
             rows: vec![vec![HOSTILE.to_string(), "12.5 days".to_string()]],
             classes: vec!["expired\" onclick=\"x".to_string()],
         };
-        let parts = Parts {
-            info: &info,
-            usage: None,
-            trends: Vec::new(),
-            trials: None,
-            counts: Counts::default(),
-            actions: data::Actions {
-                limits: None,
-                trials: Some(table),
-                projects: None,
-            },
-            links: vec![("trials".to_string(), "trials <&>.csv".to_string())],
+        let actions = data::Actions {
+            limits: None,
+            trials: Some(table),
+            projects: None,
         };
-        let page = render(&parts);
+        let page = render(&parts(&info, actions, ("trials", "trials <&>.csv")));
         let doc = parse(&page);
 
         assert!(doc.descendants().all(|n| !n.has_tag_name("b")));
@@ -574,20 +583,12 @@ mod tests {
             redacted: true,
             thresholds: &thresholds,
         };
-        let parts = Parts {
-            info: &info,
-            usage: None,
-            trends: Vec::new(),
+        let actions = data::Actions {
+            limits: Some(ActionTable::default()),
             trials: None,
-            counts: Counts::default(),
-            actions: data::Actions {
-                limits: Some(ActionTable::default()),
-                trials: None,
-                projects: None,
-            },
-            links: vec![("entitlements".to_string(), "entitlements.csv".to_string())],
+            projects: None,
         };
-        let page = render(&parts);
+        let page = render(&parts(&info, actions, ("entitlements", "entitlements.csv")));
         let doc = parse(&page);
         let headings: Vec<_> = doc
             .descendants()
