@@ -258,6 +258,10 @@ pub async fn run(args: &BenchArgs) -> Result<Exit> {
         ] {
             figures.insert(k.into(), serde_json::json!((v * 100.0).round() / 100.0));
         }
+        figures.insert(
+            "reports".into(),
+            per_report(&db, &dir.path().join("reports"))?,
+        );
     }
     println!("{}", serde_json::Value::Object(figures));
     drop(sandbox);
@@ -295,6 +299,59 @@ async fn time_reports(
     }
     times.sort_by(f64::total_cmp);
     Ok((times, files, rows))
+}
+
+/// Time, peak memory and CPU of each built-in report, and of all of them together,
+/// each run on its own in a child process `orgledger report` ([`REPORT_RUNS`] times):
+/// the child's peak is exactly what a user's `orgledger report NAME` needs (as
+/// `/usr/bin/time -f %M` shows it), untouched by what this process still holds after
+/// the sync (a reset peak in this process would start from that). Prints one line per
+/// report; returns the figures as JSON.
+fn per_report(db: &std::path::Path, out: &std::path::Path) -> Result<serde_json::Value> {
+    let exe = std::env::current_exe().context("cannot find the orgledger executable")?;
+    let as_of = chrono::Utc::now()
+        .date_naive()
+        .format("%Y-%m-%d")
+        .to_string();
+    let round = |v: f64| serde_json::json!((v * 100.0).round() / 100.0);
+    let mut figures = serde_json::Map::new();
+    let names = report::builtin_names().iter().map(|n| Some(*n));
+    for name in names.chain([None]) {
+        let (mut times, mut peak, mut cpu) = (Vec::with_capacity(REPORT_RUNS), 0.0f64, 0.0f64);
+        for _ in 0..REPORT_RUNS {
+            let mut command = Command::new(&exe);
+            command.args(["-q", "report", "--as-of", &as_of, "--format", "csv,json"]);
+            command.arg("--db").arg(db).arg("--out").arg(out);
+            command.args(name);
+            let started = Instant::now();
+            let child = command
+                .stdout(Stdio::null())
+                .spawn()
+                .context("cannot start orgledger report")?;
+            let used = wait4::Wait4::wait4(child).context("waiting for orgledger report")?;
+            times.push(started.elapsed().as_secs_f64());
+            if !used.status.success() {
+                bail!(
+                    "orgledger report {} failed: {}",
+                    name.unwrap_or(""),
+                    used.status
+                );
+            }
+            peak = peak.max(used.rusage.maxrss as f64 / (1024.0 * 1024.0));
+            cpu = cpu.max((used.rusage.utime + used.rusage.stime).as_secs_f64());
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        let label = name.unwrap_or("all");
+        println!(
+            "report {label}: median {median:.2} s of {REPORT_RUNS} runs, peak memory {peak:.0} MB, CPU {cpu:.2} s (own process each)"
+        );
+        figures.insert(
+            label.into(),
+            serde_json::json!({"seconds": round(median), "peak_rss_mb": round(peak), "cpu_seconds": round(cpu)}),
+        );
+    }
+    Ok(serde_json::Value::Object(figures))
 }
 
 /// A scratch folder under the system temp dir, removed when dropped.

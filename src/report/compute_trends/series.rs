@@ -32,6 +32,8 @@ impl Calendar {
 pub(super) struct UserDays {
     calendar: Calendar,
     slot_of: HashMap<i64, usize>,
+    /// The user of the last record, and its slot.
+    last: Option<(i64, usize)>,
     /// Per slot: the user, and the offset of its first record.
     users: Vec<(i64, usize)>,
     /// `width` days per slot; `None` where no record was read.
@@ -43,6 +45,7 @@ impl UserDays {
         UserDays {
             calendar,
             slot_of: HashMap::new(),
+            last: None,
             users: Vec::new(),
             days: Vec::new(),
         }
@@ -54,11 +57,19 @@ impl UserDays {
             return;
         };
         let width = self.calendar.width();
-        let slot = *self.slot_of.entry(user).or_insert_with(|| {
-            self.users.push((user, offset));
-            self.days.resize(self.days.len() + width, None);
-            self.users.len() - 1
-        });
+        // Records mostly come grouped by user: the last user's slot is the usual hit.
+        let slot = match self.last {
+            Some((last, slot)) if last == user => slot,
+            _ => {
+                let slot = *self.slot_of.entry(user).or_insert_with(|| {
+                    self.users.push((user, offset));
+                    self.days.resize(self.days.len() + width, None);
+                    self.users.len() - 1
+                });
+                self.last = Some((user, slot));
+                slot
+            }
+        };
         let first = &mut self.users[slot].1;
         *first = (*first).min(offset);
         let merged = &mut self.days[slot * width + offset];
@@ -90,6 +101,7 @@ impl UserDays {
             each(user, self.calendar.first + first as i64, &dense);
         }
         self.slot_of.clear();
+        self.last = None;
         self.users.clear();
         self.days.clear();
     }
