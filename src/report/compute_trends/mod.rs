@@ -105,20 +105,8 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         periods: Periods::new(today),
     };
     let (people, orgs) = std::thread::scope(|scope| {
-        let (db, as_of, thresholds, extract) = (ctx.db, ctx.as_of, ctx.thresholds, ctx.extract);
-        let span = &span;
-        let orgs = scope.spawn(move || {
-            let conn = crate::report::open(db, as_of)?;
-            let ctx = Ctx {
-                conn: &conn,
-                db,
-                as_of,
-                today,
-                thresholds,
-                extract,
-            };
-            organization_rows(&ctx, span)
-        });
+        let (own, span) = (OwnConnection::like(ctx), &span);
+        let orgs = scope.spawn(move || own.run(|ctx| organization_rows(ctx, span)));
         let people = people_rows(ctx, span);
         let orgs = unpanicked(report, orgs.join());
         (people, orgs)
@@ -134,6 +122,45 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         "organization_name",
     )?;
     finish(report, rows, &names, today)
+}
+
+/// What another thread needs to read like `ctx` on a connection of its own (a
+/// connection cannot be shared between threads).
+#[derive(Clone, Copy)]
+struct OwnConnection<'a> {
+    db: &'a std::path::Path,
+    as_of: chrono::NaiveDate,
+    today: i64,
+    thresholds: &'a crate::report::Thresholds,
+    extract: &'a crate::report::sql::Extract,
+}
+
+impl<'a> OwnConnection<'a> {
+    fn like(ctx: &Ctx<'a>) -> Self {
+        OwnConnection {
+            db: ctx.db,
+            as_of: ctx.as_of,
+            today: ctx.today,
+            thresholds: ctx.thresholds,
+            extract: ctx.extract,
+        }
+    }
+
+    /// Opens the connection and runs `job` on it.
+    fn run<T>(
+        self,
+        job: impl FnOnce(&Ctx<'_>) -> Result<T, ReportError>,
+    ) -> Result<T, ReportError> {
+        let conn = crate::report::open(self.db, self.as_of)?;
+        job(&Ctx {
+            conn: &conn,
+            db: self.db,
+            as_of: self.as_of,
+            today: self.today,
+            thresholds: self.thresholds,
+            extract: self.extract,
+        })
+    }
 }
 
 /// Entity names by (kind, id); the first name read for an entity wins.
@@ -197,19 +224,9 @@ fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, Names), ReportError>
     let (low, high) = chunks.split_at(chunks.len() / 2);
     let whitelabel_of = &whitelabel_of;
     let (first, second) = std::thread::scope(|scope| {
-        let (db, as_of, thresholds, extract) = (ctx.db, ctx.as_of, ctx.thresholds, ctx.extract);
-        let today = ctx.today;
+        let own = OwnConnection::like(ctx);
         let other = scope.spawn(move || {
-            let conn = crate::report::open(db, as_of)?;
-            let ctx = Ctx {
-                conn: &conn,
-                db,
-                as_of,
-                today,
-                thresholds,
-                extract,
-            };
-            user_rows(&ctx, high, calendar, &span.periods, whitelabel_of)
+            own.run(|ctx| user_rows(ctx, high, calendar, &span.periods, whitelabel_of))
         });
         let first = user_rows(ctx, low, calendar, &span.periods, whitelabel_of);
         (first, unpanicked(report, other.join()))
