@@ -65,7 +65,7 @@ fn spawn_sandbox(args: &BenchArgs) -> Result<SandboxProcess> {
 }
 
 /// CPU seconds (user + system) of this process so far. USER_HZ is 100 on Linux.
-fn cpu_seconds() -> f64 {
+pub(crate) fn cpu_seconds() -> f64 {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
         return f64::NAN;
     };
@@ -83,7 +83,7 @@ fn cpu_seconds() -> f64 {
 }
 
 /// Peak resident memory of this process in MB (VmHWM).
-fn peak_rss_mb() -> f64 {
+pub(crate) fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -258,6 +258,10 @@ pub async fn run(args: &BenchArgs) -> Result<Exit> {
         ] {
             figures.insert(k.into(), serde_json::json!((v * 100.0).round() / 100.0));
         }
+        figures.insert(
+            "reports".into(),
+            per_report(&db, &dir.path().join("reports"))?,
+        );
     }
     println!("{}", serde_json::Value::Object(figures));
     drop(sandbox);
@@ -295,6 +299,68 @@ async fn time_reports(
     }
     times.sort_by(f64::total_cmp);
     Ok((times, files, rows))
+}
+
+/// Time, peak memory and CPU of each built-in report, and of all of them together,
+/// each run on its own in a child process `orgledger report` ([`REPORT_RUNS`] times).
+/// The child says its own peak (VmHWM) and CPU in its last debug log line: that is
+/// exactly what a user's `orgledger report NAME` needs (as `/usr/bin/time -f %M`
+/// shows it). Neither a peak reset in this process (it would start from what this
+/// process still holds after the sync) nor the child's `wait4` figure (Linux carries
+/// the parent's peak into a spawned child) would be. Prints one line per report;
+/// returns the figures as JSON.
+fn per_report(db: &std::path::Path, out: &std::path::Path) -> Result<serde_json::Value> {
+    let exe = std::env::current_exe().context("cannot find the orgledger executable")?;
+    let as_of = chrono::Utc::now()
+        .date_naive()
+        .format("%Y-%m-%d")
+        .to_string();
+    let round = |v: f64| serde_json::json!((v * 100.0).round() / 100.0);
+    let mut figures = serde_json::Map::new();
+    let names = report::builtin_names().iter().map(|n| Some(*n));
+    for name in names.chain([None]) {
+        let label = name.unwrap_or("all");
+        let (mut times, mut peak, mut cpu) = (Vec::with_capacity(REPORT_RUNS), 0.0f64, 0.0f64);
+        for _ in 0..REPORT_RUNS {
+            let mut command = Command::new(&exe);
+            command.args(["-v", "--log-format", "json", "report", "--as-of", &as_of]);
+            command.args(["--format", "csv,json"]);
+            command.arg("--db").arg(db).arg("--out").arg(out);
+            command.args(name).env_remove("RUST_LOG");
+            let started = Instant::now();
+            let run = command
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .output()
+                .context("cannot run orgledger report")?;
+            times.push(started.elapsed().as_secs_f64());
+            if !run.status.success() {
+                bail!("orgledger report {label} failed: {}", run.status);
+            }
+            let (p, c) = String::from_utf8_lossy(&run.stderr)
+                .lines()
+                .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+                .find_map(|log| {
+                    Some((
+                        log.get("peak_rss_mb")?.as_f64()?,
+                        log.get("cpu_seconds")?.as_f64()?,
+                    ))
+                })
+                .with_context(|| format!("orgledger report {label} did not say its resources"))?;
+            peak = peak.max(p);
+            cpu = cpu.max(c);
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        println!(
+            "report {label}: median {median:.2} s of {REPORT_RUNS} runs, peak memory {peak:.0} MB, CPU {cpu:.2} s (the most of a run; own process each)"
+        );
+        figures.insert(
+            label.into(),
+            serde_json::json!({"seconds": round(median), "peak_rss_mb": round(peak), "cpu_seconds": round(cpu)}),
+        );
+    }
+    Ok(serde_json::Value::Object(figures))
 }
 
 /// A scratch folder under the system temp dir, removed when dropped.

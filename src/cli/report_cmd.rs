@@ -71,6 +71,12 @@ pub fn options(settings: &Settings, args: &ReportArgs) -> Result<ReportOptions> 
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
     let opts = options(settings, args)?;
     let outcome = report::run(&opts)?;
+    // What this run cost; `orgledger bench` reads it from its report children.
+    tracing::debug!(
+        peak_rss_mb = crate::cli::bench_cmd::peak_rss_mb(),
+        cpu_seconds = crate::cli::bench_cmd::cpu_seconds(),
+        "report process resources"
+    );
     for file in &outcome.files {
         println!("{:>8} rows  {}", file.rows, file.path.display());
     }

@@ -11,7 +11,9 @@
 
 use crate::report::error::{ReportError, pl};
 use crate::report::{Format, WrittenFile};
-use polars::prelude::{DataFrame, DataType};
+use polars::prelude::{
+    BooleanChunked, DataFrame, DataType, Float64Chunked, Int64Chunked, StringChunked,
+};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 use std::fs::File;
@@ -54,12 +56,13 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
-/// One column's values, in the form the writers need.
+/// One column's values, in the form the writers need: borrowed from the prepared
+/// (single-chunk) columns and read cell by cell, so writing copies no column.
 enum Cells<'a> {
-    Int(Vec<Option<i64>>),
-    Float(Vec<Option<f64>>),
-    Bool(Vec<Option<bool>>),
-    Str(Vec<Option<&'a str>>),
+    Int(&'a Int64Chunked),
+    Float(&'a Float64Chunked),
+    Bool(&'a BooleanChunked),
+    Str(&'a StringChunked),
     Null,
 }
 
@@ -104,10 +107,10 @@ fn cells<'a>(report: &str, prepared: &'a Prepared) -> Result<Vec<Cells<'a>>, Rep
         .iter()
         .map(|s| {
             Ok(match s.dtype() {
-                DataType::Int64 => Cells::Int(s.i64().map_err(err)?.iter().collect()),
-                DataType::Float64 => Cells::Float(s.f64().map_err(err)?.iter().collect()),
-                DataType::Boolean => Cells::Bool(s.bool().map_err(err)?.iter().collect()),
-                DataType::String => Cells::Str(s.str().map_err(err)?.iter().collect()),
+                DataType::Int64 => Cells::Int(s.i64().map_err(err)?),
+                DataType::Float64 => Cells::Float(s.f64().map_err(err)?),
+                DataType::Boolean => Cells::Bool(s.bool().map_err(err)?),
+                DataType::String => Cells::Str(s.str().map_err(err)?),
                 _ => Cells::Null,
             })
         })
@@ -236,12 +239,12 @@ fn write_csv<W: Write>(
             field.clear();
             match col {
                 Cells::Int(v) => {
-                    if let Some(n) = v[r] {
+                    if let Some(n) = v.get(r) {
                         field.push_str(int_text(n, &mut digits));
                     }
                 }
                 Cells::Float(v) => {
-                    if let Some(f) = v[r].filter(|f| f.is_finite()) {
+                    if let Some(f) = v.get(r).filter(|f| f.is_finite()) {
                         if let Some(n) = integral(f) {
                             field.push_str(int_text(n, &mut digits));
                         } else {
@@ -252,12 +255,12 @@ fn write_csv<W: Write>(
                     }
                 }
                 Cells::Bool(v) => {
-                    if let Some(b) = v[r] {
+                    if let Some(b) = v.get(r) {
                         field.push_str(if b { "true" } else { "false" });
                     }
                 }
                 Cells::Str(v) => {
-                    if let Some(s) = v[r] {
+                    if let Some(s) = v.get(r) {
                         field.push_str(s);
                     }
                 }
@@ -340,23 +343,23 @@ fn write_json<W: Write>(
             out.write_all(keys[c].as_bytes()).map_err(io)?;
             out.write_all(b":").map_err(io)?;
             match col {
-                Cells::Int(v) => match v[r] {
+                Cells::Int(v) => match v.get(r) {
                     Some(n) => out
                         .write_all(int_text(n, &mut digits).as_bytes())
                         .map_err(io)?,
                     None => out.write_all(b"null").map_err(io)?,
                 },
-                Cells::Float(v) => match v[r].filter(|f| f.is_finite()) {
+                Cells::Float(v) => match v.get(r).filter(|f| f.is_finite()) {
                     Some(f) => write_json_float(&mut out, f, &mut digits)?,
                     None => out.write_all(b"null").map_err(io)?,
                 },
-                Cells::Bool(v) => match v[r] {
+                Cells::Bool(v) => match v.get(r) {
                     Some(b) => out
                         .write_all(if b { b"true" } else { b"false" })
                         .map_err(io)?,
                     None => out.write_all(b"null").map_err(io)?,
                 },
-                Cells::Str(v) => match v[r] {
+                Cells::Str(v) => match v.get(r) {
                     Some(s) => serde_json::to_writer(&mut out, s)?,
                     None => out.write_all(b"null").map_err(io)?,
                 },

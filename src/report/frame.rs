@@ -63,23 +63,9 @@ pub fn read_sql(
     params: &Params,
     needs: &[(&str, Kind)],
 ) -> Result<DataFrame, ReportError> {
-    let site = || SqlSite::boxed(&extract.report, &extract.origin, part);
-    let query_err = |source| ReportError::Query {
-        site: site(),
-        cause: source,
-    };
     let started = std::time::Instant::now();
-    let mut stmt = conn.prepare(sql).map_err(query_err)?;
-    bind(&mut stmt, extract, part, params)?;
+    let mut stmt = prepare(conn, extract, part, sql, params, needs)?;
     let names: Vec<String> = stmt.column_names().map(|s| s.to_string()).collect();
-    for (need, _) in needs {
-        if !names.iter().any(|n| n == need) {
-            return Err(ReportError::MissingColumn {
-                site: site(),
-                column: need.to_string(),
-            });
-        }
-    }
     let mut builders: Vec<Builder> = names
         .iter()
         .map(|name| {
@@ -88,17 +74,12 @@ pub fn read_sql(
         })
         .collect();
     let mut rows = stmt.raw_query();
-    while let Some(row) = rows.next().map_err(query_err)? {
+    while let Some(row) = rows.next().map_err(query_err(extract, part))? {
         for (i, builder) in builders.iter_mut().enumerate() {
-            let value = row.get_ref(i).map_err(query_err)?;
+            let value = row.get_ref(i).map_err(query_err(extract, part))?;
             builder
                 .push(value)
-                .map_err(|(value, expected)| ReportError::BadValue {
-                    site: site(),
-                    column: names[i].clone(),
-                    value,
-                    expected,
-                })?;
+                .map_err(|misfit| bad_value(extract, part, &names[i], misfit))?;
         }
     }
     let height = builders.first().map_or(0, |b| b.len);
@@ -118,6 +99,100 @@ pub fn read_sql(
         &extract.report,
         "building the frame of a query",
     ))
+}
+
+/// Runs a statement and hands each row's `needs` columns (numeric kinds: `Int`,
+/// `Real`, `Day`), converted as [`read_sql`] would, to `row`, in `needs` order; null
+/// is `None`, integers and days come as exact `f64` below 2^53. For the jobs that fold
+/// a large input as it is read instead of holding it as a frame. Returns the rows read.
+pub fn for_each_row(
+    conn: &Connection,
+    extract: &Extract,
+    part: &str,
+    sql: &str,
+    params: &Params,
+    needs: &[(&str, Kind)],
+    mut row: impl FnMut(&[Option<f64>]),
+) -> Result<usize, ReportError> {
+    let mut stmt = prepare(conn, extract, part, sql, params, needs)?;
+    let names: Vec<String> = stmt.column_names().map(|s| s.to_string()).collect();
+    let columns: Vec<(usize, Kind)> = needs
+        .iter()
+        .filter_map(|(need, kind)| Some((names.iter().position(|n| n == need)?, *kind)))
+        .collect();
+    let mut cells = vec![None; columns.len()];
+    let mut rows = stmt.raw_query();
+    let mut count = 0;
+    while let Some(r) = rows.next().map_err(query_err(extract, part))? {
+        for (cell, &(i, kind)) in cells.iter_mut().zip(&columns) {
+            let value = r.get_ref(i).map_err(query_err(extract, part))?;
+            *cell = number(kind, value)
+                .map_err(|misfit| bad_value(extract, part, &names[i], misfit))?;
+        }
+        row(&cells);
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// A value of a numeric kind as a number (a day as its day number).
+fn number(kind: Kind, value: ValueRef<'_>) -> Result<Option<f64>, Misfit> {
+    if kind == Kind::Day {
+        return Ok(day_value(value)?.map(|d| d as f64));
+    }
+    Ok(match coerce(kind, value)? {
+        ValueRef::Null => None,
+        ValueRef::Integer(n) => Some(n as f64),
+        ValueRef::Real(f) => Some(f),
+        other => return Err((value_text(other), "a number")),
+    })
+}
+
+/// Prepares a statement, binds the parameters and checks that every needed column is
+/// there.
+fn prepare<'c>(
+    conn: &'c Connection,
+    extract: &Extract,
+    part: &str,
+    sql: &str,
+    params: &Params,
+    needs: &[(&str, Kind)],
+) -> Result<rusqlite::Statement<'c>, ReportError> {
+    let mut stmt = conn.prepare(sql).map_err(query_err(extract, part))?;
+    bind(&mut stmt, extract, part, params)?;
+    for (need, _) in needs {
+        if !stmt.column_names().any(|n| n == *need) {
+            return Err(ReportError::MissingColumn {
+                site: SqlSite::boxed(&extract.report, &extract.origin, part),
+                column: need.to_string(),
+            });
+        }
+    }
+    Ok(stmt)
+}
+
+fn query_err<'a>(
+    extract: &'a Extract,
+    part: &'a str,
+) -> impl Fn(rusqlite::Error) -> ReportError + 'a {
+    move |source| ReportError::Query {
+        site: SqlSite::boxed(&extract.report, &extract.origin, part),
+        cause: source,
+    }
+}
+
+fn bad_value(
+    extract: &Extract,
+    part: &str,
+    column: &str,
+    (value, expected): Misfit,
+) -> ReportError {
+    ReportError::BadValue {
+        site: SqlSite::boxed(&extract.report, &extract.origin, part),
+        column: column.to_string(),
+        value,
+        expected,
+    }
 }
 
 fn bind(
@@ -198,29 +273,20 @@ impl<T: Copy + Default> Nums<T> {
         }
     }
 
-    /// The last value (None when empty or null).
-    pub fn last(&self) -> Option<T> {
-        let i = self.values.len().checked_sub(1)?;
-        self.get(i)
-    }
-
-    /// Replaces the last value.
-    pub fn set_last(&mut self, value: Option<T>) {
-        let Some(i) = self.values.len().checked_sub(1) else {
-            return;
-        };
-        match value {
-            Some(v) => {
-                self.values[i] = v;
-                if let Some(valid) = &mut self.valid {
-                    valid[i] = true;
+    /// Appends `other`'s values after these.
+    pub fn append(&mut self, other: Nums<T>) {
+        let (n, more) = (self.values.len(), other.values.len());
+        match (&mut self.valid, other.valid) {
+            (None, None) => {}
+            (valid, other) => {
+                let valid = valid.get_or_insert_with(|| vec![true; n]);
+                match other {
+                    Some(other) => valid.extend(other),
+                    None => valid.resize(n + more, true),
                 }
             }
-            None => {
-                let n = self.values.len();
-                self.valid.get_or_insert_with(|| vec![true; n])[i] = false;
-            }
         }
+        self.values.extend(other.values);
     }
 
     fn get(&self, i: usize) -> Option<T> {
@@ -290,21 +356,17 @@ impl Builder {
 
     fn push(&mut self, value: ValueRef<'_>) -> Result<(), Misfit> {
         if self.hint == Some(Kind::Day) {
-            let day = match value {
-                ValueRef::Null => None,
-                ValueRef::Text(t) => Some(
-                    parse_day_bytes(t)
-                        .ok_or_else(|| (String::from_utf8_lossy(t).into_owned(), "a date"))?,
-                ),
-                other => return Err((value_text(other), "a date")),
-            };
+            let day = day_value(value)?;
             if let Data::Int(v) = &mut self.data {
                 v.push(day);
             }
             self.len += 1;
             return Ok(());
         }
-        let value = self.coerce(value)?;
+        let value = match self.hint {
+            Some(kind) => coerce(kind, value)?,
+            None => value,
+        };
         match (&mut self.data, value) {
             (Data::Unknown, ValueRef::Null) => {}
             (Data::Unknown, first) => {
@@ -341,33 +403,6 @@ impl Builder {
         Ok(())
     }
 
-    /// Converts a value to the declared kind, if any.
-    fn coerce<'v>(&self, value: ValueRef<'v>) -> Result<ValueRef<'v>, Misfit> {
-        let Some(kind) = self.hint else {
-            return Ok(value);
-        };
-        Ok(match (kind, value) {
-            (_, ValueRef::Null) => ValueRef::Null,
-            (Kind::Int, ValueRef::Real(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
-                ValueRef::Integer(f as i64)
-            }
-            (Kind::Int | Kind::Real, ValueRef::Integer(_) | ValueRef::Real(_)) => value,
-            (Kind::Int | Kind::Real, ValueRef::Text(t)) => {
-                let text = String::from_utf8_lossy(t);
-                let trimmed = text.trim();
-                if let Ok(n) = trimmed.parse::<i64>() {
-                    ValueRef::Integer(n)
-                } else if let Ok(f) = trimmed.parse::<f64>() {
-                    ValueRef::Real(f)
-                } else {
-                    return Err((text.into_owned(), "a number"));
-                }
-            }
-            (Kind::Int | Kind::Real, other) => return Err((value_text(other), "a number")),
-            _ => value,
-        })
-    }
-
     fn texts(&self) -> Vec<Option<String>> {
         match &self.data {
             Data::Unknown => vec![None; self.len],
@@ -390,6 +425,41 @@ impl Builder {
             Data::Text(v) => Column::new(name.into(), v),
         }
     }
+}
+
+/// A date or timestamp text as its day number.
+fn day_value(value: ValueRef<'_>) -> Result<Option<i64>, Misfit> {
+    match value {
+        ValueRef::Null => Ok(None),
+        ValueRef::Text(t) => parse_day_bytes(t)
+            .map(Some)
+            .ok_or_else(|| (String::from_utf8_lossy(t).into_owned(), "a date")),
+        other => Err((value_text(other), "a date")),
+    }
+}
+
+/// Converts a value to a declared kind (numbers from text; days are [`day_value`]'s).
+fn coerce(kind: Kind, value: ValueRef<'_>) -> Result<ValueRef<'_>, Misfit> {
+    Ok(match (kind, value) {
+        (_, ValueRef::Null) => ValueRef::Null,
+        (Kind::Int, ValueRef::Real(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+            ValueRef::Integer(f as i64)
+        }
+        (Kind::Int | Kind::Real, ValueRef::Integer(_) | ValueRef::Real(_)) => value,
+        (Kind::Int | Kind::Real, ValueRef::Text(t)) => {
+            let text = String::from_utf8_lossy(t);
+            let trimmed = text.trim();
+            if let Ok(n) = trimmed.parse::<i64>() {
+                ValueRef::Integer(n)
+            } else if let Ok(f) = trimmed.parse::<f64>() {
+                ValueRef::Real(f)
+            } else {
+                return Err((text.into_owned(), "a number"));
+            }
+        }
+        (Kind::Int | Kind::Real, other) => return Err((value_text(other), "a number")),
+        _ => value,
+    })
 }
 
 /// Text of any SQLite value (blobs as hex).

@@ -425,11 +425,16 @@ pub(crate) fn install_views(conn: &Connection, as_of: NaiveDate) -> rusqlite::Re
 /// Opens the mirror read-only with the as-of views of `as_of`.
 pub(crate) fn open(db: &Path, as_of: NaiveDate) -> Result<Connection, ReportError> {
     let conn = crate::mirror::open_ro(db)?;
-    install_views(&conn, as_of).map_err(|source| ReportError::AsOf {
-        db: db.to_path_buf(),
-        as_of,
-        cause: source,
-    })?;
+    // A report reads each page of the large tables once, so the writer's 32 MB page
+    // cache per connection only holds memory (up to six connections read at once);
+    // what an extract reads again (small tables, indexes) fits in 8 MB.
+    conn.pragma_update(None, "cache_size", -8_000)
+        .and_then(|()| install_views(&conn, as_of))
+        .map_err(|source| ReportError::AsOf {
+            db: db.to_path_buf(),
+            as_of,
+            cause: source,
+        })?;
     Ok(conn)
 }
 

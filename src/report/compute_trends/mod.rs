@@ -4,23 +4,24 @@
 //!
 //! Users and white labels come from daily metrics (a day's usage); organizations from
 //! the mirror's history of project information (the growth of compute used). Each
-//! entity's series is made dense (one row per calendar day, from its first day to the
-//! as-of date T: a user whose records stop before T used nothing since) so fixed
-//! windows of 7 and 30 rows are 7 and 30 days, and the previous row of a series is the
-//! previous day (or week, or month). Output is bounded: day rows for the last 30 days,
-//! week rows for the last 13 ISO weeks, month rows for the last 12 months. The day,
-//! week and month that contain T are unfinished (`period_complete` false); the week's
-//! and month's change compares the same number of leading days of the period before.
-//! Rolling sums and changes are computed on the whole series
-//! before that filter; days older than anything an output row depends on (13 months
-//! and 62 days) are dropped first, which changes no value.
+//! entity's series is made dense (one entry per calendar day, from its first day to
+//! the as-of date T: a user whose records stop before T used nothing since) so windows
+//! of 7 and 30 entries are 7 and 30 days. Output is bounded: day rows for the last 30
+//! days, week rows for the last 13 ISO weeks, month rows for the last 12 months. The
+//! day, week and month that contain T are unfinished (`period_complete` false); the
+//! week's and month's change compares the same number of leading days of the period
+//! before. Rolling sums and changes are computed on the whole series; days older than
+//! anything an output row depends on (13 months and 62 days) are never read.
 //!
-//! The users' side (daily metrics, read in two shards on a large mirror) and the
-//! organizations' side (history) share nothing until the names are joined, so the
-//! organizations' side runs on its own connection in another thread.
+//! Memory stays bounded as the mirror grows: the daily metrics are read one chunk of
+//! users at a time (two chunks at once on two connections), each user's series is cut
+//! into its output rows at once, and only those rows and one running sum per white
+//! label and day are kept. The organizations' side (history, small) runs on its own
+//! connection in another thread. Names, texts and the organization-only column are
+//! added to the output rows in one place, [`finish`].
 //!
-//! Modules: `read` (the daily metrics), `series` (dense series), `windows` (rolling
-//! sums and period totals).
+//! Modules: `read` (the daily metrics), `series` (dense series), `windows` (the output
+//! rows of a series: rolling sums and period totals).
 
 mod read;
 mod series;
@@ -34,8 +35,9 @@ use crate::report::dates::{month_start, months_back, week_start};
 use crate::report::error::{ReportError, pl, unpanicked};
 use crate::report::frame::Kind;
 use polars::prelude::*;
-use series::{Calendar, Fill, SeriesTable, densify, whitelabel_days};
-use windows::{back, compare_elapsed, period_columns, periods, rolling};
+use series::{Calendar, UserDays, WhitelabelDays, growth};
+use std::collections::HashMap;
+use windows::{Periods, Rows, Series};
 
 /// Output columns, in order.
 pub const COLUMNS: &[&str] = &[
@@ -84,84 +86,117 @@ impl Entity {
     }
 }
 
-const VALUES: [&str; 3] = ["cpu_seconds", "gpu_seconds", "compute_seconds"];
-
 /// Period kinds, in output order.
 const PERIODS: [&str; 3] = ["day", "week", "month"];
-
-/// The columns every dense series has once stacked.
-fn dense_columns() -> [Expr; 7] {
-    [
-        col("series"),
-        col("day"),
-        col("week_start"),
-        col("month_start"),
-        col("cpu_seconds").cast(DataType::Float64),
-        col("gpu_seconds").cast(DataType::Float64),
-        col("compute_seconds").cast(DataType::Float64),
-    ]
-}
 
 /// The days the report looks at: T and the 13 months and 62 days before it.
 struct Span {
     horizon: i64,
     today: i64,
-    calendar: Calendar,
+    periods: Periods,
 }
 
 pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
     let report = ctx.report();
     let today = ctx.today;
-    let horizon = months_back(today, 13).unwrap_or(today - 400) - 62;
     let span = Span {
-        horizon,
+        horizon: months_back(today, 13).unwrap_or(today - 400) - 62,
         today,
-        calendar: Calendar::new(horizon - 1, today),
+        periods: Periods::new(today),
     };
     let (people, orgs) = std::thread::scope(|scope| {
-        let (db, as_of, thresholds, extract) = (ctx.db, ctx.as_of, ctx.thresholds, ctx.extract);
-        let span = &span;
-        let orgs = scope.spawn(move || {
-            let conn = crate::report::open(db, as_of)?;
-            let ctx = Ctx {
-                conn: &conn,
-                db,
-                as_of,
-                today,
-                thresholds,
-                extract,
-            };
-            organization_series(&ctx, span)
-        });
-        let people = people_series(ctx, span);
+        let (own, span) = (OwnConnection::like(ctx), &span);
+        let orgs = scope.spawn(move || own.run(|ctx| organization_rows(ctx, span)));
+        let people = people_rows(ctx, span);
         let orgs = unpanicked(report, orgs.join());
         (people, orgs)
     });
-    let (people, users, whitelabels, mut table) = people?;
-    let (orgs, org_table, organizations) = orgs?;
-    let offset = table.append(org_table);
-    let all = concat(
-        [
-            people,
-            orgs.with_column(col("series") + lit(offset))
-                .select(dense_columns()),
-        ],
-        UnionArgs::default(),
-    )
-    .map_err(pl(report, "stacking series"))?;
-    let names = table.frame(report, users, whitelabels, organizations)?;
-    finish(report, all, names, today)
+    let (mut rows, mut names) = people?;
+    let (org_rows, org_names) = orgs?;
+    rows.append(org_rows);
+    names.add(
+        report,
+        Entity::Organization,
+        &org_names,
+        "organization_id",
+        "organization_name",
+    )?;
+    finish(report, rows, &names, today)
 }
 
-/// What the users' side gives: their and their white labels' dense series (stacked),
-/// the `users` and `whitelabels` sections (for names), and the series numbers used.
-type People = (LazyFrame, DataFrame, DataFrame, SeriesTable);
+/// What another thread needs to read like `ctx` on a connection of its own (a
+/// connection cannot be shared between threads).
+#[derive(Clone, Copy)]
+struct OwnConnection<'a> {
+    db: &'a std::path::Path,
+    as_of: chrono::NaiveDate,
+    today: i64,
+    thresholds: &'a crate::report::Thresholds,
+    extract: &'a crate::report::sql::Extract,
+}
 
-/// Users' and white labels' dense daily series, from the daily metrics.
-fn people_series(ctx: &Ctx<'_>, span: &Span) -> Result<People, ReportError> {
+impl<'a> OwnConnection<'a> {
+    fn like(ctx: &Ctx<'a>) -> Self {
+        OwnConnection {
+            db: ctx.db,
+            as_of: ctx.as_of,
+            today: ctx.today,
+            thresholds: ctx.thresholds,
+            extract: ctx.extract,
+        }
+    }
+
+    /// Opens the connection and runs `job` on it.
+    fn run<T>(
+        self,
+        job: impl FnOnce(&Ctx<'_>) -> Result<T, ReportError>,
+    ) -> Result<T, ReportError> {
+        let conn = crate::report::open(self.db, self.as_of)?;
+        job(&Ctx {
+            conn: &conn,
+            db: self.db,
+            as_of: self.as_of,
+            today: self.today,
+            thresholds: self.thresholds,
+            extract: self.extract,
+        })
+    }
+}
+
+/// Entity names by (kind, id); the first name read for an entity wins.
+#[derive(Default)]
+struct Names(HashMap<(i64, i64), Option<String>>);
+
+impl Names {
+    fn add(
+        &mut self,
+        report: &str,
+        kind: Entity,
+        df: &DataFrame,
+        id: &str,
+        name: &str,
+    ) -> Result<(), ReportError> {
+        let err = || pl(report, "entity names");
+        let ids = df.column(id).and_then(|c| c.i64()).map_err(err())?;
+        let names = df.column(name).and_then(|c| c.str()).map_err(err())?;
+        for (id, name) in ids.iter().zip(names.iter()) {
+            if let Some(id) = id {
+                self.0
+                    .entry((kind.code(), id))
+                    .or_insert_with(|| name.map(str::to_string));
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, kind: i64, id: i64) -> Option<&str> {
+        self.0.get(&(kind, id)).and_then(|n| n.as_deref())
+    }
+}
+
+/// Users' and white labels' output rows, from the daily metrics, with their names.
+fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, Names), ReportError> {
     let report = ctx.report();
-    let err = |step| pl(report, step);
-    let daily = read::read_daily(ctx)?;
     let users = ctx.read(
         "users",
         &[
@@ -177,91 +212,90 @@ fn people_series(ctx: &Ctx<'_>, span: &Span) -> Result<People, ReportError> {
             ("whitelabel_name", Kind::Text),
         ],
     )?;
-    let (horizon, today) = (span.horizon, span.today);
-
-    // Filtering copies every column; skip it when nothing would be dropped.
-    let in_range = || -> PolarsResult<bool> {
-        let ids = daily.column("user_id")?.i64()?;
-        let days = daily.column("day")?.i64()?;
-        Ok(ids.null_count() == 0
-            && days.null_count() == 0
-            && days.min().is_none_or(|d| d >= horizon)
-            && days.max().is_none_or(|d| d <= today))
+    let whitelabel_of =
+        whitelabel_lookup(&users).map_err(pl(report, "white label of each user"))?;
+    let calendar = Calendar {
+        first: span.horizon,
+        today: span.today,
     };
-    let recent = if in_range().map_err(err("checking the days"))? {
-        daily.lazy()
-    } else {
-        daily.lazy().filter(
-            col("user_id")
-                .is_not_null()
-                .and(col("day").gt_eq(lit(horizon)))
-                .and(col("day").lt_eq(lit(today))),
-        )
-    };
-    // Users: their own daily metrics (read in key order, so usually sorted already).
-    let user_rows = recent
-        .select([
-            col("user_id").alias("entity_id"),
-            col("day"),
-            col("cpu_seconds"),
-            col("gpu_seconds"),
-            col("compute_seconds"),
-        ])
-        .collect()
-        .map_err(err("selecting user days"))?;
-    let user_rows = if is_sorted(&user_rows) {
-        user_rows
-    } else {
-        sorted(user_rows.lazy())
-            .collect()
-            .map_err(err("sorting user days"))?
-    };
-
-    let mut table = SeriesTable::default();
-    // A user whose last record is before T used nothing since: the series runs on in
-    // zeros to T, so the windows at T (and the white label totals) count those days.
-    let users_dense = densify(
+    let chunks = read::chunks(ctx)?;
+    // The chunks are split in two halves, the second read on its own connection in
+    // another thread; each half keeps its own white label sums, added up after.
+    let (low, high) = chunks.split_at(chunks.len() / 2);
+    let whitelabel_of = &whitelabel_of;
+    let (first, second) = std::thread::scope(|scope| {
+        let own = OwnConnection::like(ctx);
+        let other = scope.spawn(move || {
+            own.run(|ctx| user_rows(ctx, high, calendar, &span.periods, whitelabel_of))
+        });
+        let first = user_rows(ctx, low, calendar, &span.periods, whitelabel_of);
+        (first, unpanicked(report, other.join()))
+    });
+    let (mut rows, mut sums) = first?;
+    let (more_rows, more_sums) = second?;
+    rows.append(more_rows);
+    sums.merge(more_sums);
+    sums.each(|label, first, days| {
+        rows.add(
+            &span.periods,
+            &Series {
+                kind: Entity::Whitelabel,
+                id: label,
+                first,
+                days,
+            },
+        );
+    });
+    let mut names = Names::default();
+    names.add(report, Entity::User, &users, "user_id", "user_name")?;
+    names.add(
         report,
-        &user_rows,
-        &VALUES,
-        Fill::Zero,
-        Some(today),
-        Entity::User,
-        &span.calendar,
-        &mut table,
+        Entity::Whitelabel,
+        &whitelabels,
+        "whitelabel_id",
+        "whitelabel_name",
     )?;
-    let whitelabel_of = whitelabel_lookup(&users).map_err(err("white label of each user"))?;
-    let wl_dense = whitelabel_days(
-        report,
-        &user_rows,
-        &whitelabel_of,
-        &span.calendar,
-        &mut table,
-    )?;
-    let stacked = concat(
-        [
-            users_dense.lazy().select(dense_columns()),
-            wl_dense.lazy().select(dense_columns()),
-        ],
-        UnionArgs::default(),
-    )
-    .map_err(err("stacking series"))?;
-    Ok((stacked, users, whitelabels, table))
+    Ok((rows, names))
 }
 
-/// Organizations' dense daily series (their own series numbers, from 0), with the
-/// `organizations` section (for names).
-fn organization_series(
+/// The output rows of the users in `chunks` (read one chunk at a time), and their
+/// days added up per white label.
+fn user_rows(
     ctx: &Ctx<'_>,
-    span: &Span,
-) -> Result<(LazyFrame, SeriesTable, DataFrame), ReportError> {
+    chunks: &[read::IdRange],
+    calendar: Calendar,
+    periods: &Periods,
+    whitelabel_of: &HashMap<i64, i64>,
+) -> Result<(Rows, WhitelabelDays), ReportError> {
+    let mut rows = Rows::default();
+    let mut sums = WhitelabelDays::new(calendar, whitelabel_of.values().copied().collect());
+    let mut days = UserDays::new(calendar);
+    for &range in chunks {
+        read::read_chunk(ctx, range, calendar.first, |user, day, values| {
+            days.add(user, day, values)
+        })?;
+        days.drain(|user, first, days| {
+            rows.add(
+                periods,
+                &Series {
+                    kind: Entity::User,
+                    id: user,
+                    first,
+                    days,
+                },
+            );
+            if let Some(&label) = whitelabel_of.get(&user) {
+                sums.add(label, first, days);
+            }
+        });
+    }
+    Ok((rows, sums))
+}
+
+/// Organizations' output rows, with the `organizations` section (for names).
+fn organization_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, DataFrame), ReportError> {
     let report = ctx.report();
     let err = |step| pl(report, step);
-    let conn = crate::report::open(ctx.db, ctx.as_of)?;
-    let ctx = Ctx {
-        conn: &conn,
-        ..*ctx
-    };
     let organizations = ctx.read(
         "organizations",
         &[
@@ -295,8 +329,9 @@ fn organization_series(
                 .alias("day"),
         )
         .group_by([col("organization_id").alias("entity_id"), col("day")])
-        .agg([col("delta").sum()]);
-    let levels = sorted(levels)
+        .agg([col("delta").sum()])
+        .sort(["entity_id", "day"], SortMultipleOptions::default());
+    let levels = levels
         .with_column(
             col("delta")
                 .cum_sum(false)
@@ -306,69 +341,65 @@ fn organization_series(
         )
         .collect()
         .map_err(err("accumulating organization levels"))?;
-    let mut table = SeriesTable::default();
-    let dense = densify(
-        report,
-        &levels,
-        &["level"],
-        Fill::Forward,
-        Some(today),
-        Entity::Organization,
-        &span.calendar,
-        &mut table,
-    )?;
-    // An organization's day is the growth of its level; its first day has none.
-    let dense = dense.lazy().with_columns([
-        null_of(DataType::Float64).alias("cpu_seconds"),
-        null_of(DataType::Float64).alias("gpu_seconds"),
-        (col("level") - back(col("level"), 1)).alias("compute_seconds"),
-    ]);
-    Ok((dense, table, organizations))
+    let ids = levels
+        .column("entity_id")
+        .and_then(|c| c.i64())
+        .map_err(err("levels"))?;
+    let days = levels
+        .column("day")
+        .and_then(|c| c.i64())
+        .map_err(err("levels"))?;
+    let values = levels
+        .column("level")
+        .and_then(|c| c.f64())
+        .map_err(err("levels"))?;
+    let calendar = Calendar {
+        first: horizon - 1,
+        today,
+    };
+    let mut rows = Rows::default();
+    let mut series: Vec<(i64, Option<f64>)> = Vec::new();
+    let mut flush = |id: i64, series: &mut Vec<(i64, Option<f64>)>| {
+        if let Some((first, days)) = growth(calendar, series) {
+            rows.add(
+                &span.periods,
+                &Series {
+                    kind: Entity::Organization,
+                    id,
+                    first,
+                    days: &days,
+                },
+            );
+        }
+        series.clear();
+    };
+    let mut current = None;
+    for ((id, day), level) in ids.iter().zip(days.iter()).zip(values.iter()) {
+        let (Some(id), Some(day)) = (id, day) else {
+            continue;
+        };
+        if let Some(done) = current.filter(|&c| c != id) {
+            flush(done, &mut series);
+        }
+        current = Some(id);
+        series.push((day, level));
+    }
+    if let Some(id) = current {
+        flush(id, &mut series);
+    }
+    Ok((rows, organizations))
 }
 
-fn sorted(lf: LazyFrame) -> LazyFrame {
-    lf.sort(["entity_id", "day"], SortMultipleOptions::default())
-}
-
-/// From the stacked dense series to the output rows: windows, the day, week and
-/// month rows, names, changes, rounding.
-fn finish(
-    report: &str,
-    all: LazyFrame,
-    names: DataFrame,
-    today: i64,
-) -> Result<DataFrame, ReportError> {
+/// From the output rows to the report: names, texts, the change against the
+/// previous period, the organizations' own column, rounding.
+fn finish(report: &str, rows: Rows, names: &Names, today: i64) -> Result<DataFrame, ReportError> {
     let err = |step| pl(report, step);
-    let base = rolling(all).collect().map_err(err("rolling sums"))?;
-    let days = base
-        .clone()
-        .lazy()
-        .filter(col("day").gt(lit(today - 30)))
-        .with_columns([lit(0i64).alias("period_order"), col("day").alias("start")])
-        .select(period_columns());
-    // The week and the month that contain T run only to T: their change compares the
-    // same number of leading days of the period before (a month's capped at its length).
+    let entity_names: Vec<Option<&str>> = rows.entities().map(|(k, id)| names.get(k, id)).collect();
+    let mut out = rows.frame().map_err(err("output rows"))?;
+    out.with_column(Column::new("entity_name".into(), entity_names))
+        .map_err(err("entity names"))?;
     let week_now = week_start(today);
-    let first_week = week_now - 7 * 12;
-    let weeks = compare_elapsed(
-        periods(&base, "week_start", first_week - 7, first_week, 1),
-        &base,
-        week_now,
-        week_now - 7,
-        today - 7,
-    );
     let month_now = month_start(today).unwrap_or(today);
-    let last_month = months_back(today, 1).unwrap_or(month_now - 31);
-    let first_month = months_back(today, 11).unwrap_or(today - 335);
-    let month_before = months_back(today, 12).unwrap_or(first_month - 31);
-    let months = compare_elapsed(
-        periods(&base, "month_start", month_before, first_month, 2),
-        &base,
-        month_now,
-        last_month,
-        (last_month + (today - month_now)).min(month_now - 1),
-    );
-
     let kind_text = Entity::ALL
         .iter()
         .rev()
@@ -395,14 +426,8 @@ fn finish(
     let magnitude = when(prev.clone().lt(lit(0.0)))
         .then(-prev.clone())
         .otherwise(prev.clone());
-    let mut out = concat([days, weeks, months], UnionArgs::default())
-        .map_err(err("stacking periods"))?
-        .join(
-            names.lazy(),
-            [col("series")],
-            [col("series")],
-            JoinArgs::new(JoinType::Left),
-        )
+    let mut out = out
+        .lazy()
         .with_columns([
             when(prev.clone().gt(lit(0.0)).or(prev.lt(lit(0.0))))
                 .then(lit(100.0) * (col("compute_seconds") - col("prev")) / magnitude)
@@ -420,10 +445,6 @@ fn finish(
                 .otherwise(col("compute_seconds"))
                 .alias("compute_seconds"),
         ])
-        .sort(
-            ["series", "period_order", "start"],
-            SortMultipleOptions::default(),
-        )
         .collect()
         .map_err(err("finishing periods"))?;
     add_day_texts(report, &mut out, "start", "period_start")?;
@@ -445,7 +466,7 @@ fn finish(
 }
 
 /// user id → white label id, from the `users` section.
-fn whitelabel_lookup(users: &DataFrame) -> PolarsResult<std::collections::HashMap<i64, i64>> {
+fn whitelabel_lookup(users: &DataFrame) -> PolarsResult<HashMap<i64, i64>> {
     let ids = users.column("user_id")?.i64()?;
     let whitelabels = users.column("whitelabel_id")?.i64()?;
     Ok(ids
@@ -453,25 +474,4 @@ fn whitelabel_lookup(users: &DataFrame) -> PolarsResult<std::collections::HashMa
         .zip(whitelabels.iter())
         .filter_map(|(u, w)| Some((u?, w?)))
         .collect())
-}
-
-/// Whether rows are in (entity_id, day) order, nulls aside.
-fn is_sorted(df: &DataFrame) -> bool {
-    let (Ok(ids), Ok(days)) = (
-        df.column("entity_id").and_then(|c| c.i64()),
-        df.column("day").and_then(|c| c.i64()),
-    ) else {
-        return false;
-    };
-    let mut last: Option<(i64, i64)> = None;
-    for pair in ids.iter().zip(days.iter()) {
-        let (Some(id), Some(day)) = pair else {
-            return false;
-        };
-        if last.is_some_and(|prev| prev >= (id, day)) {
-            return false;
-        }
-        last = Some((id, day));
-    }
-    true
 }

@@ -1,16 +1,18 @@
-//! Reading the daily metrics: the one large input of the report (a year of days per
-//! user), read on two connections at once when the mirror is large.
+//! Reading the daily metrics, the one large input of the report (a year of days per
+//! user): only the five columns the report uses and the days from the horizon to T,
+//! one range of user ids at a time (each range a search of the primary key), so what
+//! is held at once is one chunk of users, not the table.
 
 use crate::report::Ctx;
-use crate::report::error::{ReportError, SqlSite, pl, unpanicked};
+use crate::report::dates::day_text;
+use crate::report::error::{ReportError, SqlSite};
 use crate::report::frame::{self, Kind};
-use polars::prelude::*;
 use rusqlite::types::Value;
 
-/// Daily-metrics row counts above which the extract is read on two connections.
-const SHARD_ABOVE: i64 = 200_000;
+/// About this many users' days are read (and held) at once.
+const CHUNK_USERS: i64 = 512;
 
-/// The columns the `daily` section must return.
+/// The columns the `daily` section must return, in the order a record is read.
 pub(super) const DAILY_NEEDS: [(&str, Kind); 5] = [
     ("user_id", Kind::Int),
     ("day", Kind::Day),
@@ -19,59 +21,83 @@ pub(super) const DAILY_NEEDS: [(&str, Kind); 5] = [
     ("compute_seconds", Kind::Real),
 ];
 
-/// Reads the `daily` section, on two connections at once when the mirror is large
-/// (each reads one range of user ids through the primary key).
-pub(super) fn read_daily(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
+/// A range of user ids, `[low, high)`; an open end reaches every id on that side.
+pub(super) type IdRange = (Option<i64>, Option<i64>);
+
+/// Ranges of user ids that together cover every row, each holding about
+/// [`CHUNK_USERS`] users (user ids as spread as the stored daily metrics' are).
+pub(super) fn chunks(ctx: &Ctx<'_>) -> Result<Vec<IdRange>, ReportError> {
     let extract = ctx.extract;
-    let sql = extract.part("daily")?;
-    let query_err = |source| ReportError::Query {
-        site: SqlSite::boxed(&extract.report, "main.daily_metrics", "size"),
-        cause: source,
-    };
-    // Size and id range of the stored daily metrics (index lookups, not scans).
-    let (rows, low, high): (i64, Option<i64>, Option<i64>) = ctx
+    let (users, low, high): (i64, Option<i64>, Option<i64>) = ctx
         .conn
         .query_row(
-            // daily_metrics is WITHOUT ROWID, so there is no cheap row count; one
-            // year of days per user is the estimate. MIN and MAX go in separate
-            // subqueries: together in one SELECT they make SQLite scan the table.
-            "SELECT (SELECT COUNT(*) FROM main.users) * 365, \
+            // daily_metrics is WITHOUT ROWID, so there is no cheap row count; the
+            // users are the estimate. MIN and MAX go in separate subqueries: together
+            // in one SELECT they make SQLite scan the table.
+            "SELECT (SELECT COUNT(*) FROM main.users), \
                     (SELECT MIN(user_id) FROM main.daily_metrics), \
                     (SELECT MAX(user_id) FROM main.daily_metrics)",
             [],
             |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
         )
-        .map_err(query_err)?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        .map_err(|source| ReportError::Query {
+            site: SqlSite::boxed(&extract.report, "main.daily_metrics", "size"),
+            cause: source,
+        })?;
     let (Some(low), Some(high)) = (low, high) else {
-        return ctx.read("daily", &DAILY_NEEDS);
+        return Ok(vec![(None, None)]);
     };
-    if rows < SHARD_ABOVE || threads < 2 || high <= low {
-        return ctx.read("daily", &DAILY_NEEDS);
+    let parts = (users / CHUNK_USERS).max(1);
+    let step = ((high - low) / parts).max(1);
+    let mut ranges = Vec::new();
+    let mut from = None;
+    let mut split = low + step;
+    while split <= high {
+        ranges.push((from, Some(split)));
+        from = Some(split);
+        split += step;
     }
-    let mid = low + (high - low) / 2 + 1;
-    // The two ranges cover every row, whatever ids the section returns.
-    let shards = [
-        format!("SELECT * FROM (\n{sql}\n) WHERE user_id < :shard_split"),
-        format!("SELECT * FROM (\n{sql}\n) WHERE user_id >= :shard_split OR user_id IS NULL"),
-    ];
-    let mut params: Vec<(&'static str, Value)> = crate::report::Ctx::params(ctx.as_of).to_vec();
-    params.push((":shard_split", Value::Integer(mid)));
-    // The second range is read on its own connection in another thread while this
-    // thread reads the first on the report's connection.
-    let (db, as_of, params) = (ctx.db, ctx.as_of, &params);
-    let [low_range, high_range] = &shards;
-    let (first, second) = std::thread::scope(|scope| {
-        let other = scope.spawn(move || {
-            let conn = crate::report::open(db, as_of)?;
-            frame::read_sql(&conn, extract, "daily", high_range, params, &DAILY_NEEDS)
-        });
-        let first = frame::read_sql(ctx.conn, extract, "daily", low_range, params, &DAILY_NEEDS);
-        let second = unpanicked(&extract.report, other.join());
-        (first, second)
-    });
-    let mut out = first?;
-    out.vstack_mut_owned(second?)
-        .map_err(pl(&extract.report, "joining shards"))?;
-    Ok(out)
+    ranges.push((from, None));
+    Ok(ranges)
+}
+
+/// Reads the `daily` rows of the users in `range` with a day from `first_day` to T,
+/// handing each record with a user and a day to `record` as
+/// `(user, day, [cpu, gpu, compute])`.
+pub(super) fn read_chunk(
+    ctx: &Ctx<'_>,
+    range: IdRange,
+    first_day: i64,
+    mut record: impl FnMut(i64, i64, [Option<f64>; 3]),
+) -> Result<usize, ReportError> {
+    let extract = ctx.extract;
+    let sql = extract.part("daily")?;
+    let mut filter = String::from("day >= :first_day");
+    let mut params: Vec<(&'static str, Value)> = Ctx::params(ctx.as_of).to_vec();
+    params.push((
+        ":first_day",
+        Value::Text(day_text(first_day).unwrap_or_default()),
+    ));
+    if let Some(low) = range.0 {
+        filter.push_str(" AND user_id >= :chunk_low");
+        params.push((":chunk_low", Value::Integer(low)));
+    }
+    if let Some(high) = range.1 {
+        filter.push_str(" AND user_id < :chunk_high");
+        params.push((":chunk_high", Value::Integer(high)));
+    }
+    let sql = format!("SELECT * FROM (\n{sql}\n) WHERE {filter}");
+    frame::for_each_row(
+        ctx.conn,
+        extract,
+        "daily",
+        &sql,
+        &params,
+        &DAILY_NEEDS,
+        |cells| {
+            if let [Some(user), Some(day), cpu, gpu, compute] = *cells {
+                record(user as i64, day as i64, [cpu, gpu, compute]);
+            }
+        },
+    )
 }

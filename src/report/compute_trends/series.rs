@@ -1,364 +1,209 @@
-//! Dense daily series: one row per entity and calendar day, so a window of `n` rows
-//! is `n` days and the row `n` up in the same series is `n` days earlier.
+//! Dense daily series: one [`Day`] per calendar day from an entity's first day to T,
+//! so a window of `n` days is `n` entries and the entry `n` back is `n` days earlier.
+//! Users' days are gathered one chunk of users at a time; white labels add their
+//! users' days up as the chunks pass; organizations fill their levels forward.
 
-use super::{Entity, VALUES};
-use crate::report::dates::{month_start, week_start};
-use crate::report::error::{ReportError, pl};
-use crate::report::frame;
-use polars::prelude::*;
+use super::windows::Day;
 use std::collections::HashMap;
 
-/// How a dense series fills the days it has no row for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Fill {
-    /// A flow (usage per day): a missing day used nothing.
-    Zero,
-    /// A level (compute used so far): a missing day keeps the last level.
-    Forward,
-}
-
-/// Week and month starts of every day from the horizon to T.
+/// The days a series may cover: from `first` to T.
+#[derive(Clone, Copy)]
 pub(super) struct Calendar {
-    first: i64,
-    months: Vec<i64>,
+    pub first: i64,
+    pub today: i64,
 }
 
 impl Calendar {
-    pub(super) fn new(first: i64, last: i64) -> Self {
-        let months = (first..=last.max(first))
-            .map(|d| month_start(d).unwrap_or(d))
-            .collect();
-        Calendar { first, months }
+    fn width(self) -> usize {
+        usize::try_from(self.today - self.first + 1).unwrap_or(0)
     }
 
-    /// Position of `day` in the calendar, if it is in it.
-    fn offset(&self, day: i64) -> Option<usize> {
+    /// Position of `day`, if it is in the calendar.
+    fn offset(self, day: i64) -> Option<usize> {
         usize::try_from(day - self.first)
             .ok()
-            .filter(|&i| i < self.months.len())
-    }
-
-    fn month_start(&self, day: i64) -> i64 {
-        usize::try_from(day - self.first)
-            .ok()
-            .and_then(|i| self.months.get(i).copied())
-            .or_else(|| month_start(day))
-            .unwrap_or(day)
+            .filter(|&i| i < self.width())
     }
 }
 
-/// Which entity each series number is.
-#[derive(Default)]
-pub(super) struct SeriesTable {
-    series: Vec<i64>,
-    kinds: Vec<i64>,
-    ids: Vec<i64>,
+/// The daily records of one chunk of users, in any order, merged per user and day
+/// (records of the same day add up; an unknown value counts as nothing unless all
+/// are unknown).
+pub(super) struct UserDays {
+    calendar: Calendar,
+    slot_of: HashMap<i64, usize>,
+    /// The user of the last record, and its slot.
+    last: Option<(i64, usize)>,
+    /// Per slot: the user, and the offset of its first record.
+    users: Vec<(i64, usize)>,
+    /// `width` days per slot; `None` where no record was read.
+    days: Vec<Option<Day>>,
 }
 
-impl SeriesTable {
-    /// Appends `other`'s entities, numbered after this table's; returns the number
-    /// added to `other`'s series.
-    pub(super) fn append(&mut self, other: SeriesTable) -> i64 {
-        let offset = self.series.len() as i64;
-        self.series.extend(other.series.iter().map(|s| s + offset));
-        self.kinds.extend(other.kinds);
-        self.ids.extend(other.ids);
-        offset
-    }
-
-    fn add(&mut self, kind: Entity, id: i64) -> i64 {
-        let n = self.series.len() as i64;
-        self.series.push(n);
-        self.kinds.push(kind.code());
-        self.ids.push(id);
-        n
-    }
-
-    /// `(series, kind, entity_id, entity_name)`.
-    pub(super) fn frame(
-        &self,
-        report: &str,
-        users: DataFrame,
-        whitelabels: DataFrame,
-        organizations: DataFrame,
-    ) -> Result<DataFrame, ReportError> {
-        let part = |df: DataFrame, kind: Entity, id: &str, name: &str| {
-            df.lazy().select([
-                lit(kind.code()).alias("kind"),
-                col(id).alias("entity_id"),
-                col(name).alias("entity_name"),
-            ])
-        };
-        let names = concat(
-            [
-                part(users, Entity::User, "user_id", "user_name"),
-                part(
-                    whitelabels,
-                    Entity::Whitelabel,
-                    "whitelabel_id",
-                    "whitelabel_name",
-                ),
-                part(
-                    organizations,
-                    Entity::Organization,
-                    "organization_id",
-                    "organization_name",
-                ),
-            ],
-            UnionArgs::default(),
-        )
-        .map_err(pl(report, "entity names"))?
-        .filter(col("entity_id").is_not_null())
-        .unique(Some(cols(["kind", "entity_id"])), UniqueKeepStrategy::First);
-        let table = DataFrame::new(
-            self.series.len(),
-            vec![
-                Column::new("series".into(), self.series.clone()),
-                Column::new("kind".into(), self.kinds.clone()),
-                Column::new("entity_id".into(), self.ids.clone()),
-            ],
-        )
-        .map_err(pl(report, "entity names"))?;
-        table
-            .lazy()
-            .join(
-                names,
-                [col("kind"), col("entity_id")],
-                [col("kind"), col("entity_id")],
-                JoinArgs::new(JoinType::Left),
-            )
-            .collect()
-            .map_err(pl(report, "entity names"))
-    }
-}
-
-/// Makes each entity's series dense: one row per calendar day from its first day to
-/// its last (or to `until`), filling gaps per `fill`. Input is sorted by
-/// (entity_id, day); rows of the same day are merged (added for flows, the last kept
-/// for levels). Each entity gets a series number in `table`; the output carries it
-/// with the day's week and month start.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn densify(
-    report: &str,
-    df: &DataFrame,
-    values: &[&str],
-    fill: Fill,
-    until: Option<i64>,
-    kind: Entity,
-    calendar: &Calendar,
-    table: &mut SeriesTable,
-) -> Result<DataFrame, ReportError> {
-    let err = || pl(report, "filling calendar gaps");
-    let (ids, days, input) = inputs(df, values).map_err(err())?;
-    let mut out = Dense::new(df.height(), values.len());
-    let mut prev: Option<(i64, i64, i64)> = None; // (series, entity, day)
-    for r in 0..df.height() {
-        let (Some(id), Some(day)) = (ids.get(r), days.get(r)) else {
-            continue;
-        };
-        let series = match prev {
-            Some((series, pid, pday)) if pid == id => {
-                if day <= pday {
-                    out.merge(fill, &input, r);
-                    continue;
-                }
-                for gap in pday + 1..day {
-                    out.gap(fill, series, gap, calendar);
-                }
-                series
-            }
-            Some((series, _, pday)) => {
-                if let Some(end) = until {
-                    for gap in pday + 1..=end {
-                        out.gap(fill, series, gap, calendar);
-                    }
-                }
-                table.add(kind, id)
-            }
-            None => table.add(kind, id),
-        };
-        out.push(series, day, calendar);
-        for (col, values) in out.values.iter_mut().zip(&input) {
-            col.push(values.get(r));
-        }
-        prev = Some((series, id, day));
-    }
-    if let (Some((series, _, pday)), Some(end)) = (prev, until) {
-        for gap in pday + 1..=end {
-            out.gap(fill, series, gap, calendar);
+impl UserDays {
+    pub(super) fn new(calendar: Calendar) -> Self {
+        UserDays {
+            calendar,
+            slot_of: HashMap::new(),
+            last: None,
+            users: Vec::new(),
+            days: Vec::new(),
         }
     }
-    out.frame(values).map_err(err())
+
+    /// Adds one record; days outside the calendar are ignored.
+    pub(super) fn add(&mut self, user: i64, day: i64, values: Day) {
+        let Some(offset) = self.calendar.offset(day) else {
+            return;
+        };
+        let width = self.calendar.width();
+        // Records mostly come grouped by user: the last user's slot is the usual hit.
+        let slot = match self.last {
+            Some((last, slot)) if last == user => slot,
+            _ => {
+                let slot = *self.slot_of.entry(user).or_insert_with(|| {
+                    self.users.push((user, offset));
+                    self.days.resize(self.days.len() + width, None);
+                    self.users.len() - 1
+                });
+                self.last = Some((user, slot));
+                slot
+            }
+        };
+        let first = &mut self.users[slot].1;
+        *first = (*first).min(offset);
+        let merged = &mut self.days[slot * width + offset];
+        *merged = Some(match *merged {
+            None => values,
+            Some(old) => std::array::from_fn(|k| match (old[k], values[k]) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            }),
+        });
+    }
+
+    /// Each user's dense series (by id), then forgets them: a day without a record
+    /// used nothing, and a series runs on in zeros to T (a user whose records stop
+    /// before T used nothing since). `each` gets the user, its first day and its days.
+    pub(super) fn drain(&mut self, mut each: impl FnMut(i64, i64, &[Day])) {
+        let width = self.calendar.width();
+        let mut order: Vec<usize> = (0..self.users.len()).collect();
+        order.sort_unstable_by_key(|&slot| self.users[slot].0);
+        let mut dense = Vec::with_capacity(width);
+        for slot in order {
+            let (user, first) = self.users[slot];
+            dense.clear();
+            dense.extend(
+                self.days[slot * width + first..(slot + 1) * width]
+                    .iter()
+                    .map(|day| day.unwrap_or([Some(0.0); 3])),
+            );
+            each(user, self.calendar.first + first as i64, &dense);
+        }
+        self.slot_of.clear();
+        self.last = None;
+        self.users.clear();
+        self.days.clear();
+    }
 }
 
 /// White label series: the sum of their users' days (an unknown value counts as
-/// nothing), dense from a white label's first day with a user record to T (the
-/// calendar's last day), as its users' series run on in zeros to T.
-///
-/// Days are added straight into one slot per (white label, calendar day): no
-/// group-by over the million-row input, and the result is dense already.
-pub(super) fn whitelabel_days(
-    report: &str,
-    users: &DataFrame,
-    whitelabel_of: &HashMap<i64, i64>,
-    calendar: &Calendar,
-    table: &mut SeriesTable,
-) -> Result<DataFrame, ReportError> {
-    let err = || pl(report, "summing white label days");
-    let (ids, days, input) = inputs(users, &VALUES).map_err(err())?;
-    let mut labels: Vec<i64> = whitelabel_of.values().copied().collect();
-    labels.sort_unstable();
-    labels.dedup();
-    let width = calendar.months.len();
-    let end_offset = width.saturating_sub(1);
-    let mut sums = vec![0.0; labels.len() * width * VALUES.len()];
-    let mut spans: Vec<Option<(usize, usize)>> = vec![None; labels.len()];
-    // Rows come grouped by user: look each user's white label up once.
-    let mut last: Option<(i64, Option<usize>)> = None;
-    for r in 0..users.height() {
-        let (Some(user), Some(day)) = (ids.get(r), days.get(r)) else {
-            continue;
-        };
-        let label = match last {
-            Some((u, label)) if u == user => label,
-            _ => {
-                let label = whitelabel_of
-                    .get(&user)
-                    .and_then(|w| labels.binary_search(w).ok());
-                last = Some((user, label));
-                label
-            }
-        };
-        let (Some(w), Some(d)) = (label, calendar.offset(day)) else {
-            continue;
-        };
-        let slot = (w * width + d) * VALUES.len();
-        for (k, values) in input.iter().enumerate() {
-            sums[slot + k] += values.get(r).unwrap_or(0.0);
+/// nothing), from a white label's first day with a user record to T.
+pub(super) struct WhitelabelDays {
+    calendar: Calendar,
+    /// The white labels, sorted.
+    labels: Vec<i64>,
+    /// `width` sums per white label.
+    sums: Vec<[f64; 3]>,
+    /// Offset of each white label's first day, once it has one.
+    starts: Vec<Option<usize>>,
+}
+
+impl WhitelabelDays {
+    pub(super) fn new(calendar: Calendar, mut labels: Vec<i64>) -> Self {
+        labels.sort_unstable();
+        labels.dedup();
+        WhitelabelDays {
+            calendar,
+            sums: vec![[0.0; 3]; labels.len() * calendar.width()],
+            starts: vec![None; labels.len()],
+            labels,
         }
-        spans[w] = Some((spans[w].map_or(d, |(a, _)| a.min(d)), end_offset));
     }
-    let rows = spans.iter().flatten().map(|(a, b)| b - a + 1).sum();
-    let mut out = Dense::new(rows, VALUES.len());
-    for (w, span) in spans.iter().enumerate() {
-        let Some((first, end)) = *span else { continue };
-        let series = table.add(Entity::Whitelabel, labels[w]);
-        for d in first..=end {
-            out.push(series, calendar.first + d as i64, calendar);
-            let slot = (w * width + d) * VALUES.len();
-            for (k, col) in out.values.iter_mut().enumerate() {
-                col.push(Some(sums[slot + k]));
+
+    /// Adds a user's dense series (from `first` to T) to its white label's.
+    pub(super) fn add(&mut self, label: i64, first: i64, days: &[Day]) {
+        let (Ok(w), Some(offset)) = (
+            self.labels.binary_search(&label),
+            self.calendar.offset(first),
+        ) else {
+            return;
+        };
+        let width = self.calendar.width();
+        let sums = &mut self.sums[w * width + offset..(w + 1) * width];
+        for (sum, day) in sums.iter_mut().zip(days) {
+            for (s, v) in sum.iter_mut().zip(day) {
+                *s += v.unwrap_or(0.0);
             }
         }
-    }
-    out.frame(&VALUES).map_err(err())
-}
-
-/// The columns of a sparse series: entity ids, days, and the values.
-type Inputs<'a> = (
-    Input<'a, Int64Type>,
-    Input<'a, Int64Type>,
-    Vec<Input<'a, Float64Type>>,
-);
-
-fn inputs<'a>(df: &'a DataFrame, values: &[&str]) -> PolarsResult<Inputs<'a>> {
-    let values = values
-        .iter()
-        .map(|v| Input::of(df, v))
-        .collect::<PolarsResult<_>>()?;
-    Ok((Input::of(df, "entity_id")?, Input::of(df, "day")?, values))
-}
-
-/// A numeric input column: borrowed as a slice when it has no nulls (no copy),
-/// collected otherwise.
-enum Input<'a, T: PolarsNumericType> {
-    Dense(&'a [T::Native]),
-    Sparse(Vec<Option<T::Native>>),
-}
-
-impl<'a, T: PolarsNumericType> Input<'a, T> {
-    fn of(df: &'a DataFrame, name: &str) -> PolarsResult<Self> {
-        let ca: &ChunkedArray<T> = df.column(name)?.as_materialized_series().unpack::<T>()?;
-        Ok(match ca.cont_slice() {
-            Ok(slice) => Input::Dense(slice),
-            Err(_) => Input::Sparse(ca.iter().collect()),
-        })
+        self.starts[w] = Some(self.starts[w].map_or(offset, |s| s.min(offset)));
     }
 
-    #[inline]
-    fn get(&self, i: usize) -> Option<T::Native> {
-        match self {
-            Input::Dense(v) => v.get(i).copied(),
-            Input::Sparse(v) => v.get(i).copied().flatten(),
+    /// Adds another set of sums over the same white labels and calendar.
+    pub(super) fn merge(&mut self, other: WhitelabelDays) {
+        for (sum, more) in self.sums.iter_mut().zip(other.sums) {
+            for (s, m) in sum.iter_mut().zip(more) {
+                *s += m;
+            }
         }
-    }
-}
-
-/// The columns of a dense series being built.
-struct Dense {
-    series: Vec<i64>,
-    day: Vec<i64>,
-    week: Vec<i64>,
-    month: Vec<i64>,
-    values: Vec<frame::Nums<f64>>,
-}
-
-impl Dense {
-    fn new(capacity: usize, width: usize) -> Self {
-        Dense {
-            series: Vec::with_capacity(capacity),
-            day: Vec::with_capacity(capacity),
-            week: Vec::with_capacity(capacity),
-            month: Vec::with_capacity(capacity),
-            values: (0..width)
-                .map(|_| frame::Nums::with_capacity(capacity))
-                .collect(),
-        }
-    }
-
-    /// The key columns of a new row (its values are pushed by the caller).
-    fn push(&mut self, series: i64, day: i64, calendar: &Calendar) {
-        self.series.push(series);
-        self.day.push(day);
-        self.week.push(week_start(day));
-        self.month.push(calendar.month_start(day));
-    }
-
-    /// A day without a record.
-    fn gap(&mut self, fill: Fill, series: i64, day: i64, calendar: &Calendar) {
-        self.push(series, day, calendar);
-        for col in &mut self.values {
-            let value = match fill {
-                Fill::Zero => Some(0.0),
-                Fill::Forward => col.last(),
+        for (start, more) in self.starts.iter_mut().zip(other.starts) {
+            *start = match (*start, more) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
             };
-            col.push(value);
         }
     }
 
-    /// A second row for the same day: flows add up, levels keep the latest.
-    fn merge(&mut self, fill: Fill, input: &[Input<'_, Float64Type>], r: usize) {
-        for (col, values) in self.values.iter_mut().zip(input) {
-            let merged = match (fill, col.last(), values.get(r)) {
-                (Fill::Zero, Some(a), Some(b)) => Some(a + b),
-                (Fill::Zero, a, None) => a,
-                (_, _, b) => b,
-            };
-            col.set_last(merged);
+    /// Each white label's dense series (by id): the white label, its first day, its days.
+    pub(super) fn each(&self, mut each: impl FnMut(i64, i64, &[Day])) {
+        let width = self.calendar.width();
+        let mut dense = Vec::with_capacity(width);
+        for (w, start) in self.starts.iter().enumerate() {
+            let Some(first) = *start else { continue };
+            dense.clear();
+            dense.extend(
+                self.sums[w * width + first..(w + 1) * width]
+                    .iter()
+                    .map(|sum| sum.map(Some)),
+            );
+            each(self.labels[w], self.calendar.first + first as i64, &dense);
         }
     }
+}
 
-    fn frame(self, names: &[&str]) -> PolarsResult<DataFrame> {
-        let height = self.series.len();
-        let mut columns = vec![
-            Column::new("series".into(), self.series),
-            Column::new("day".into(), self.day),
-            Column::new("week_start".into(), self.week),
-            Column::new("month_start".into(), self.month),
-        ];
-        for (name, values) in names.iter().zip(self.values) {
-            columns.push(values.into_column(name));
+/// An organization's dense series from its levels of compute used (`(day, level)`,
+/// sorted by day, days of the calendar only): each day keeps the last level (a day
+/// without a change), and its value is the level's growth since the day before (the
+/// first day has none). CPU and GPU are unknown. Returns the first day and the days.
+pub(super) fn growth(calendar: Calendar, levels: &[(i64, Option<f64>)]) -> Option<(i64, Vec<Day>)> {
+    let (first, _) = *levels.first()?;
+    let mut days: Vec<Day> = Vec::with_capacity(usize::try_from(calendar.today - first + 1).ok()?);
+    let (mut level, mut next) = (None, levels.iter().peekable());
+    let mut before: Option<Option<f64>> = None;
+    for day in first..=calendar.today {
+        while let Some(&&(d, l)) = next.peek() {
+            if d > day {
+                break;
+            }
+            level = l;
+            next.next();
         }
-        DataFrame::new(height, columns)
+        let value = match before {
+            Some(Some(b)) => level.map(|l| l - b),
+            _ => None,
+        };
+        days.push([None, None, value]);
+        before = Some(level);
     }
+    Some((first, days))
 }

@@ -1,7 +1,6 @@
 //! Hand-computed expectations for compute_trends.
 
-use super::series::{Calendar, Fill, SeriesTable, densify, whitelabel_days};
-use super::{Entity, VALUES};
+use super::series::{Calendar, UserDays, WhitelabelDays};
 use crate::mirror::spec::*;
 use crate::report::dates::parse_day;
 use crate::report::testkit::*;
@@ -451,71 +450,53 @@ fn the_month_of_t_compares_the_same_days_of_the_month_before_capped_at_its_lengt
 
 #[test]
 fn zero_filled_series_run_from_the_last_record_to_t_only() {
-    // Calendar 2025-03-01 ..= 2025-03-10 (T). User 7: records on the 2nd and 4th;
-    // user 8: on the 9th. Both are filled with zeros to the 10th, from their first
-    // record on: 9 rows for user 7, 2 for user 8.
+    // Calendar 2025-03-01 ..= 2025-03-10 (T). User 7: records on the 2nd and 4th (two
+    // on the 4th, added up); user 8: on the 9th, read before user 7's. Both are filled
+    // with zeros to the 10th, from their first record on: 9 days for user 7, 2 for 8.
     let day = |s: &str| parse_day(s).expect("day");
-    let (first, today) = (day("2025-03-01"), day("2025-03-10"));
-    let calendar = Calendar::new(first, today);
-    let input = df!(
-        "entity_id" => [7i64, 7, 8],
-        "day" => [day("2025-03-02"), day("2025-03-04"), day("2025-03-09")],
-        "cpu_seconds" => [1.0, 2.0, 4.0],
-        "gpu_seconds" => [0.0, 0.0, 0.0],
-        "compute_seconds" => [1.0, 2.0, 4.0],
-    )
-    .expect("frame");
-    let mut table = SeriesTable::default();
-    let dense = densify(
-        "t",
-        &input,
-        &VALUES,
-        Fill::Zero,
-        Some(today),
-        Entity::User,
-        &calendar,
-        &mut table,
-    )
-    .expect("densify");
-    let series: Vec<i64> = dense
-        .column("series")
-        .unwrap()
-        .i64()
-        .unwrap()
-        .into_no_null_iter()
-        .collect();
-    assert_eq!(series, [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]);
-    let values: Vec<f64> = dense
-        .column("compute_seconds")
-        .unwrap()
-        .f64()
-        .unwrap()
-        .into_no_null_iter()
-        .collect();
+    let calendar = Calendar {
+        first: day("2025-03-01"),
+        today: day("2025-03-10"),
+    };
+    let cpu = |s: f64| [Some(s), Some(0.0), Some(s)];
+    let mut users = UserDays::new(calendar);
+    users.add(8, day("2025-03-09"), cpu(4.0));
+    users.add(7, day("2025-03-04"), cpu(1.5));
+    users.add(7, day("2025-03-02"), cpu(1.0));
+    users.add(7, day("2025-03-04"), [Some(0.5), None, Some(0.5)]);
+    // Outside the calendar: ignored.
+    users.add(7, day("2025-03-11"), cpu(100.0));
+    let mut whitelabels = WhitelabelDays::new(calendar, vec![1]);
+    let mut seen = Vec::new();
+    users.drain(|user, first, days| {
+        let compute: Vec<f64> = days.iter().map(|d| d[2].unwrap_or(f64::NAN)).collect();
+        seen.push((user, first, compute));
+        whitelabels.add(1, first, days);
+    });
     assert_eq!(
-        values,
-        [1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 0.0]
+        seen,
+        [
+            (
+                7,
+                day("2025-03-02"),
+                vec![1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+            ),
+            (8, day("2025-03-09"), vec![4.0, 0.0]),
+        ]
     );
-    let days: Vec<i64> = dense
-        .column("day")
-        .unwrap()
-        .i64()
-        .unwrap()
-        .into_no_null_iter()
-        .collect();
-    assert_eq!(days.first(), Some(&day("2025-03-02")));
-    assert_eq!(days.last(), Some(&today));
 
-    // Their white label (both users) runs from the 2nd to T: 9 rows, 4 s on the 9th.
-    let whitelabel_of = [(7, 1), (8, 1)].into_iter().collect();
-    let wl =
-        whitelabel_days("t", &input, &whitelabel_of, &calendar, &mut table).expect("white labels");
-    let values: Vec<f64> = wl
-        .column("compute_seconds")
-        .unwrap()
-        .f64()
-        .unwrap()
-        .into_no_null_iter()
-        .collect();
-    assert_eq!(values, [1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 4.0, 0.0]);
+    // Their white label (both users) runs from the 2nd to T: 9 days, 4 s on the 9th.
+    let mut sums = Vec::new();
+    whitelabels.each(|label, first, days| {
+        sums.push((label, first, days.iter().map(|d| d[2]).collect::<Vec<_>>()));
+    });
+    let some = |v: &[f64]| v.iter().map(|x| Some(*x)).collect::<Vec<_>>();
+    assert_eq!(
+        sums,
+        [(
+            1,
+            day("2025-03-02"),
+            some(&[1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 4.0, 0.0])
+        )]
+    );
 }

@@ -1,201 +1,233 @@
-//! Windows over the dense series: rolling sums, the previous day, and week and
-//! month totals. Series are dense, sorted by (series, day) and stacked in one frame,
-//! so every window is a difference of running sums over the whole frame; no window
-//! is partitioned by series (which costs a group-by over millions of rows).
+//! The output rows of one dense series: the last 30 days, 13 ISO weeks and 12 months,
+//! each with its totals, the rolling sums at its last day and the previous period's
+//! total. Everything comes from the series itself (at most 13 months and 62 days), so
+//! no frame of the whole history is ever built.
 
-use super::VALUES;
-use crate::report::cols::null_of;
+use super::Entity;
+use crate::report::dates::{month_start, months_back, week_start};
+use crate::report::frame::Nums;
 use polars::prelude::*;
 
-/// Whether the row `n` up belongs to the same series.
-fn same_series(n: i64) -> Expr {
-    col("series").eq(col("series").shift(lit(n)))
+/// One day of a series: CPU, GPU and compute seconds (`None`: unknown).
+pub(super) type Day = [Option<f64>; 3];
+
+/// Index of the compute seconds in a [`Day`] (the value windows and changes use).
+const COMPUTE: usize = 2;
+
+/// The periods every series is cut into, fixed by T.
+pub(super) struct Periods {
+    today: i64,
+    /// Monday of the week of T, and of the first week shown.
+    week_now: i64,
+    first_week: i64,
+    /// First day of the month of T, and of the first month shown.
+    month_now: i64,
+    first_month: i64,
+    /// The leading days of the month before that the month of T is compared with.
+    month_before_elapsed: (i64, i64),
 }
 
-/// `e` of the row `n` days earlier in the same series (null before the series starts).
-pub(super) fn back(e: Expr, n: i64) -> Expr {
-    when(same_series(n))
-        .then(e.shift(lit(n)))
-        .otherwise(null_of(DataType::Float64))
+impl Periods {
+    pub(super) fn new(today: i64) -> Self {
+        let week_now = week_start(today);
+        let month_now = month_start(today).unwrap_or(today);
+        let last_month = months_back(today, 1).unwrap_or(month_now - 31);
+        Periods {
+            today,
+            week_now,
+            first_week: week_now - 7 * 12,
+            month_now,
+            first_month: months_back(today, 11).unwrap_or(today - 335),
+            month_before_elapsed: (
+                last_month,
+                (last_month + (today - month_now)).min(month_now - 1),
+            ),
+        }
+    }
 }
 
-/// Adds `rolling_7d` and `rolling_30d` (the sum of `compute_seconds` over the last 7
-/// and 30 days up to each day, null when none of those days is known, as a rolling
-/// sum with `min_periods = 1`), `prev` (the day before) and `rolling_30d_prev` (the
-/// 30-day sum 30 days earlier).
-///
-/// A window of `n` rows ending at row `i` sums `run[i] - run[i - n]`, where `run` is
-/// the running sum over the whole frame; when the series starts inside the window,
-/// the subtrahend is the running sum just before the series' first row.
-pub(super) fn rolling(stacked: LazyFrame) -> LazyFrame {
-    let value = || col("compute_seconds");
-    let first_row = col("series")
-        .neq(col("series").shift(lit(1)))
-        .fill_null(lit(true));
-    let before_series = |run: &str, this_row: Expr| {
-        when(first_row.clone())
-            .then(col(run) - this_row)
-            .otherwise(null_of(DataType::Float64))
-            .fill_null_with_strategy(FillNullStrategy::Forward(None))
-            .alias(format!("{run}_start"))
-    };
-    let known = || value().is_not_null().cast(DataType::Float64);
-    let window = |n: i64| {
-        let earlier = |run: &str| {
-            when(same_series(n))
-                .then(col(run).shift(lit(n)))
-                .otherwise(col(format!("{run}_start")))
+/// A dense series: one [`Day`] per calendar day from `first` to T.
+pub(super) struct Series<'a> {
+    pub kind: Entity,
+    pub id: i64,
+    pub first: i64,
+    pub days: &'a [Day],
+}
+
+/// Running sums over a series, so any window's sum is one subtraction.
+struct Running {
+    /// `sum[i]`: compute seconds of the days before index `i` (unknown as 0).
+    sum: Vec<f64>,
+    /// `known[i]`: days before index `i` whose compute seconds are known.
+    known: Vec<u32>,
+}
+
+impl Running {
+    fn new(days: &[Day]) -> Self {
+        let mut sum = Vec::with_capacity(days.len() + 1);
+        let mut known = Vec::with_capacity(days.len() + 1);
+        let (mut s, mut k) = (0.0, 0);
+        sum.push(s);
+        known.push(k);
+        for day in days {
+            if let Some(v) = day[COMPUTE] {
+                s += v;
+                k += 1;
+            }
+            sum.push(s);
+            known.push(k);
+        }
+        Running { sum, known }
+    }
+
+    /// The sum over the `len` days ending at index `end` (those of the series), null
+    /// when none of them is known.
+    fn window(&self, end: usize, len: usize) -> Option<f64> {
+        let low = (end + 1).saturating_sub(len);
+        (self.known[end + 1] > self.known[low]).then(|| self.sum[end + 1] - self.sum[low])
+    }
+}
+
+/// Output rows, in output order, before names and texts: entity, period, start day,
+/// the three values, the rolling sums and the previous period's compute seconds.
+#[derive(Default)]
+pub(super) struct Rows {
+    kind: Vec<i64>,
+    entity_id: Vec<i64>,
+    period_order: Vec<i64>,
+    start: Vec<i64>,
+    values: [Nums<f64>; 7],
+}
+
+/// The value columns of [`Rows`], in order.
+const ROW_VALUES: [&str; 7] = [
+    "cpu_seconds",
+    "gpu_seconds",
+    "compute_seconds",
+    "rolling_7d",
+    "rolling_30d",
+    "rolling_30d_prev",
+    "prev",
+];
+
+impl Rows {
+    /// Adds the rows of one series: a day row for each of the last 30 days, a week row
+    /// for each of the last 13 ISO weeks and a month row for each of the last 12
+    /// months that the series reaches.
+    pub(super) fn add(&mut self, periods: &Periods, series: &Series<'_>) {
+        let Some(last) = series.days.len().checked_sub(1) else {
+            return;
         };
-        let count = col("run_known") - earlier("run_known");
-        when(count.gt(lit(0.0)))
-            .then(col("run_value") - earlier("run_value"))
-            .otherwise(null_of(DataType::Float64))
-    };
-    stacked
-        .with_columns([
-            value()
-                .fill_null(lit(0.0))
-                .cum_sum(false)
-                .alias("run_value"),
-            known().cum_sum(false).alias("run_known"),
-        ])
-        .with_columns([
-            before_series("run_value", value().fill_null(lit(0.0))),
-            before_series("run_known", known()),
-        ])
-        .with_columns([
-            window(7).alias("rolling_7d"),
-            window(30).alias("rolling_30d"),
-            back(value(), 1).alias("prev"),
-        ])
-        .with_column(back(col("rolling_30d"), 30).alias("rolling_30d_prev"))
-        .drop(cols([
-            "run_value",
-            "run_known",
-            "run_value_start",
-            "run_known_start",
-        ]))
-}
+        let running = Running::new(series.days);
+        let first = series.first;
+        let today = first + last as i64;
+        let index = |day: i64| usize::try_from(day - first).ok();
+        // Totals over the series' days in `from ..= to`; unknown where no day is known.
+        let total = |from: i64, to: i64| -> Day {
+            let mut out = [None; 3];
+            let (Some(low), Some(high)) = (index(from.max(first)), index(to.min(today))) else {
+                return out;
+            };
+            for day in series.days.get(low..=high).unwrap_or_default() {
+                for (sum, value) in out.iter_mut().zip(day) {
+                    if let Some(v) = value {
+                        *sum = Some(sum.unwrap_or(0.0) + v);
+                    }
+                }
+            }
+            out
+        };
+        let mut push = |order: i64, start: i64, values: Day, end: usize, prev: Option<f64>| {
+            self.kind.push(series.kind.code());
+            self.entity_id.push(series.id);
+            self.period_order.push(order);
+            self.start.push(start);
+            let earlier = end.checked_sub(30);
+            let rolling = [
+                running.window(end, 7),
+                running.window(end, 30),
+                earlier.and_then(|e| running.window(e, 30)),
+                prev,
+            ];
+            for (col, value) in self
+                .values
+                .iter_mut()
+                .zip(values.into_iter().chain(rolling))
+            {
+                col.push(value);
+            }
+        };
 
-pub(super) fn period_columns() -> [Expr; 10] {
-    [
-        col("series"),
-        col("period_order"),
-        col("start"),
-        col("cpu_seconds"),
-        col("gpu_seconds"),
-        col("compute_seconds"),
-        col("rolling_7d"),
-        col("rolling_30d"),
-        col("rolling_30d_prev"),
-        col("prev"),
-    ]
-}
+        for day in (today - 29).max(first)..=today {
+            let i = (day - first) as usize;
+            let prev = i.checked_sub(1).and_then(|p| series.days[p][COMPUTE]);
+            push(0, day, series.days[i], i, prev);
+        }
+        // The week and the month that contain T run only to T: they are compared with
+        // the same number of leading days of the period before (a month's capped at its
+        // length); finished periods with the whole period before.
+        let mut week = periods.first_week;
+        while week <= periods.week_now {
+            let end = (week + 6).min(today);
+            if let Some(i) = index(end) {
+                let prev = if week == periods.week_now {
+                    total(week - 7, today - 7)
+                } else {
+                    total(week - 7, week - 1)
+                };
+                push(1, week, total(week, end), i, prev[COMPUTE]);
+            }
+            week += 7;
+        }
+        let mut month = periods.first_month;
+        while month <= today {
+            let next = month_start(month + 31).unwrap_or(month + 31);
+            let end = (next - 1).min(today);
+            if let Some(i) = index(end) {
+                let prev = if month == periods.month_now {
+                    let (from, to) = periods.month_before_elapsed;
+                    total(from, to)
+                } else {
+                    total(month_start(month - 1).unwrap_or(month - 31), month - 1)
+                };
+                push(2, month, total(month, end), i, prev[COMPUTE]);
+            }
+            month = next;
+        }
+        debug_assert_eq!(today, periods.today, "every series runs to T");
+    }
 
-/// Week or month rows: totals per period, the rolling sums at the period's last day,
-/// and the previous period's total. Periods from `read_from` on are summed (so the
-/// one before `first` is there for the change); those from `first` on are kept.
-///
-/// No group-by: `base` is dense and sorted by (series, day), so each (series, period)
-/// is a block of consecutive rows, and a block's total is the difference of running
-/// sums between its last row and the previous block's last row. That holds on any
-/// selection of whole blocks, such as the periods from `read_from` on.
-pub(super) fn periods(
-    base: &DataFrame,
-    start: &str,
-    read_from: i64,
-    first: i64,
-    order: i64,
-) -> LazyFrame {
-    let block_end = col("series")
-        .neq(col("series").shift(lit(-1)))
-        .or(col(start).neq(col(start).shift(lit(-1))))
-        .fill_null(lit(true));
-    let running = |c: &str| {
-        col(c)
-            .fill_null(lit(0.0))
-            .cum_sum(false)
-            .alias(format!("run_{c}"))
-    };
-    let running_nulls = |c: &str| {
-        col(c)
-            .is_null()
-            .cast(DataType::Int64)
-            .cum_sum(false)
-            .alias(format!("nulls_{c}"))
-    };
-    let diff = |c: &str| (col(c) - col(c).shift(lit(1)).fill_null(lit(0))).alias(c.to_string());
-    // A block whose values are all unknown (an organization's CPU/GPU split) stays unknown.
-    let total = |c: &str| {
-        when(col(format!("nulls_{c}")).eq(col("rows")))
-            .then(null_of(DataType::Float64))
-            .otherwise(col(format!("run_{c}")))
-            .alias(c.to_string())
-    };
-    let mut running_cols: Vec<Expr> = VALUES.iter().map(|c| running(c)).collect();
-    running_cols.extend(VALUES.iter().map(|c| running_nulls(c)));
-    running_cols.push(
-        col("day")
-            .is_not_null()
-            .cast(DataType::Int64)
-            .cum_sum(false)
-            .alias("rows"),
-    );
-    running_cols.push(block_end.alias("block_end"));
-    let mut diffs: Vec<Expr> = VALUES.iter().map(|c| diff(&format!("run_{c}"))).collect();
-    diffs.extend(VALUES.iter().map(|c| diff(&format!("nulls_{c}"))));
-    diffs.push(diff("rows"));
-    base.clone()
-        .lazy()
-        .filter(col(start).gt_eq(lit(read_from)))
-        .with_columns(running_cols)
-        .filter(col("block_end"))
-        .with_columns(diffs)
-        .with_columns(VALUES.iter().map(|c| total(c)).collect::<Vec<_>>())
-        .with_column(
-            when(col("series").eq(col("series").shift(lit(1))))
-                .then(col("compute_seconds").shift(lit(1)))
-                .otherwise(null_of(DataType::Float64))
-                .alias("prev"),
-        )
-        .filter(col(start).gt_eq(lit(first)))
-        .with_columns([lit(order).alias("period_order"), col(start).alias("start")])
-        .select(period_columns())
-}
+    /// Appends `other`'s rows after these.
+    pub(super) fn append(&mut self, other: Rows) {
+        self.kind.extend(other.kind);
+        self.entity_id.extend(other.entity_id);
+        self.period_order.extend(other.period_order);
+        self.start.extend(other.start);
+        for (col, more) in self.values.iter_mut().zip(other.values) {
+            col.append(more);
+        }
+    }
 
-/// Compares the period that runs to T (starting at `current`) with the same number
-/// of leading days of the period before: its `prev` becomes the total of the days
-/// `from ..= to` (null when none of them is known). Other rows keep theirs.
-///
-/// Only those few days of each series are summed, so the group-by is small.
-pub(super) fn compare_elapsed(
-    rows: LazyFrame,
-    base: &DataFrame,
-    current: i64,
-    from: i64,
-    to: i64,
-) -> LazyFrame {
-    let value = col("compute_seconds");
-    let leading = base
-        .clone()
-        .lazy()
-        .filter(col("day").gt_eq(lit(from)).and(col("day").lt_eq(lit(to))))
-        .group_by([col("series")])
-        .agg([when(value.clone().count().gt(lit(0)))
-            .then(value.sum())
-            .otherwise(null_of(DataType::Float64))
-            .alias("prev_elapsed")]);
-    rows.join(
-        leading,
-        [col("series")],
-        [col("series")],
-        JoinArgs::new(JoinType::Left),
-    )
-    .with_column(
-        when(col("start").eq(lit(current)))
-            .then(col("prev_elapsed"))
-            .otherwise(col("prev"))
-            .alias("prev"),
-    )
-    .select(period_columns())
+    /// The (kind, entity) of each row, in order.
+    pub(super) fn entities(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
+        self.kind
+            .iter()
+            .copied()
+            .zip(self.entity_id.iter().copied())
+    }
+
+    /// `kind`, `entity_id`, `period_order`, `start`, then the values.
+    pub(super) fn frame(self) -> PolarsResult<DataFrame> {
+        let height = self.kind.len();
+        let mut columns = vec![
+            Column::new("kind".into(), self.kind),
+            Column::new("entity_id".into(), self.entity_id),
+            Column::new("period_order".into(), self.period_order),
+            Column::new("start".into(), self.start),
+        ];
+        for (name, values) in ROW_VALUES.iter().zip(self.values) {
+            columns.push(values.into_column(name));
+        }
+        DataFrame::new(height, columns)
+    }
 }
