@@ -13,6 +13,18 @@ fn daemon(
     sync_cron: &str,
     report_cron: &str,
 ) -> Child {
+    daemon_with(sb, db, out, sync_cron, report_cron, &[])
+}
+
+/// [`daemon`] with more arguments (after the subcommand's own).
+pub(crate) fn daemon_with(
+    sb: &orgledger_sandbox::SandboxHandle,
+    db: &std::path::Path,
+    out: &std::path::Path,
+    sync_cron: &str,
+    report_cron: &str,
+    extra: &[&str],
+) -> Child {
     Command::new(env!("CARGO_BIN_EXE_orgledger"))
         .args([
             "--db",
@@ -39,6 +51,7 @@ fn daemon(
             "--outage-limit",
             "2",
         ])
+        .args(extra)
         .env("ORGLEDGER_BASE_URL", &sb.info.url)
         .env("ORGLEDGER_JWT", &sb.info.jwt)
         .env_remove("ORGLEDGER_API_KEY")
@@ -48,7 +61,7 @@ fn daemon(
         .expect("daemon starts")
 }
 
-fn runs(db: &std::path::Path, status: &str) -> i64 {
+pub(crate) fn runs(db: &std::path::Path, status: &str) -> i64 {
     let Ok(conn) = rusqlite::Connection::open(db) else {
         return 0;
     };
@@ -60,7 +73,7 @@ fn runs(db: &std::path::Path, status: &str) -> i64 {
     .unwrap_or(0)
 }
 
-async fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
+pub(crate) async fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
     let start = Instant::now();
     while !check() {
         assert!(start.elapsed() < limit, "timed out waiting for {what}");
