@@ -73,6 +73,20 @@ pub(crate) fn runs(db: &std::path::Path, status: &str) -> i64 {
     .unwrap_or(0)
 }
 
+/// A Tiny sandbox started again on the address of one that was shut down.
+pub(crate) async fn revive(addr: &str) -> orgledger_sandbox::SandboxHandle {
+    orgledger_sandbox::start(orgledger_sandbox::SandboxOptions {
+        addr: addr.parse().expect("same address"),
+        profile: Profile::Tiny,
+        seed: 42,
+        start_date: Some(common::start_date()),
+        faults: FaultSpec::default(),
+        ..orgledger_sandbox::SandboxOptions::default()
+    })
+    .await
+    .expect("sandbox back on the same port")
+}
+
 pub(crate) async fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
     let start = Instant::now();
     while !check() {
@@ -169,16 +183,7 @@ async fn survives_a_dead_server_and_recovers() {
     })
     .await;
     let before = runs(&db, "succeeded");
-    let revived = orgledger_sandbox::start(orgledger_sandbox::SandboxOptions {
-        addr: addr.parse().expect("same address"),
-        profile: Profile::Tiny,
-        seed: 42,
-        start_date: Some(common::start_date()),
-        faults: FaultSpec::default(),
-        ..orgledger_sandbox::SandboxOptions::default()
-    })
-    .await
-    .expect("sandbox back on the same port");
+    let revived = revive(&addr).await;
     wait_until("a sync after recovery", Duration::from_secs(30), || {
         runs(&db, "succeeded") > before
     })

@@ -2,8 +2,8 @@
 //! sandbox on a schedule of seconds.
 
 use crate::common;
-use crate::daemon::{daemon_with, runs, wait_until};
-use orgledger_sandbox::{FaultSpec, Profile};
+use crate::daemon::{daemon_with, revive, runs, wait_until};
+use orgledger_sandbox::Profile;
 use std::io::{BufRead, BufReader};
 use std::process::Child;
 use std::sync::{Arc, Mutex};
@@ -197,16 +197,7 @@ async fn healthz_fails_while_the_service_is_down_and_recovers() {
     })
     .await;
 
-    let revived = orgledger_sandbox::start(orgledger_sandbox::SandboxOptions {
-        addr: addr.parse().expect("same address"),
-        profile: Profile::Tiny,
-        seed: 42,
-        start_date: Some(common::start_date()),
-        faults: FaultSpec::default(),
-        ..orgledger_sandbox::SandboxOptions::default()
-    })
-    .await
-    .expect("sandbox back on the same port");
+    let revived = revive(&addr).await;
     for _ in 0..150 {
         last = get(&health).await;
         if last.0 == 200 {
