@@ -35,6 +35,37 @@ pub struct Config {
     /// Report settings.
     #[serde(default)]
     pub report: ReportConfig,
+    /// Parquet export settings.
+    #[serde(default)]
+    pub export: ExportConfig,
+    /// Daemon settings (metrics and health endpoint).
+    #[serde(default)]
+    pub daemon: DaemonSection,
+}
+
+/// `[export]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportConfig {
+    /// Export folder.
+    pub out: Option<PathBuf>,
+    /// Tables to export (default: all).
+    pub tables: Option<Vec<String>>,
+    /// Every version of every row instead of the current state.
+    pub history: Option<bool>,
+    /// The daemon exports after each sync that stored data.
+    pub after_sync: Option<bool>,
+}
+
+/// `[daemon]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaemonSection {
+    /// Address of `/metrics` and `/healthz` (off when absent).
+    pub listen: Option<String>,
+    /// `/healthz` fails when the last successful sync is older than this many sync
+    /// schedule periods (default 3).
+    pub stale_after_periods: Option<u32>,
 }
 
 /// `[schedule]`.

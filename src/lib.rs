@@ -31,6 +31,10 @@
 //!   returns a [`report::ReportOutcome`] listing the files written, with a manifest.
 //!   [`report::builtin_names`] lists the built-in reports.
 //!
+//! * [`export`]: the mirror as Parquet files. [`export::run`] takes
+//!   [`export::ExportOptions`] (mirror, folder, as-of date or history, tables) and
+//!   returns an [`export::ExportOutcome`] listing the files, with `_manifest.json`.
+//!
 //! * [`cli`]: the command line of the binary: [`cli::args::Cli`] (clap) parsed by
 //!   `main`, [`cli::run`] to execute it, and [`cli::Exit`] for the exit status.
 //!
@@ -47,6 +51,7 @@ pub mod api;
 pub(crate) mod cause;
 pub mod cli;
 pub(crate) mod config;
+pub mod export;
 pub mod mirror;
 pub mod report;
 #[cfg(any(feature = "sandbox", test))]

@@ -64,6 +64,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Run sync and report on cron schedules until stopped.
     Daemon(DaemonArgs),
+    /// Write the mirror's tables as Parquet files for warehouses (never touches the network).
+    Export(ExportArgs),
     /// Show the mirror's last runs, freshness, row counts and recent errors.
     Status(StatusArgs),
     /// Run a read-only SQL query against the mirror.
@@ -176,6 +178,8 @@ pub enum ReportFormat {
     Json,
     /// A self-contained page with charts.
     Html,
+    /// Typed columns in Parquet (zstd), for DuckDB, Spark and warehouses.
+    Parquet,
 }
 
 /// `daemon` options.
@@ -196,6 +200,38 @@ pub struct DaemonArgs {
     /// Report formats [default: csv,json,html].
     #[arg(long, value_delimiter = ',', value_enum)]
     pub format: Vec<ReportFormat>,
+    /// Serve GET /metrics (Prometheus) and GET /healthz on this address, such as
+    /// 127.0.0.1:9464 [default: off].
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+}
+
+/// `export` options.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ExportArgs {
+    /// File format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Parquet)]
+    pub format: ExportFormat,
+    /// Export folder: <DIR>/<table>/, <DIR>/_manifest.json [default: export].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The state at the end of this day (UTC) [default: everything the mirror holds now].
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = calendar_day)]
+    pub as_of: Option<chrono::NaiveDate>,
+    /// Tables to export, comma separated [default: all].
+    #[arg(long, value_delimiter = ',', value_name = "T")]
+    pub tables: Vec<String>,
+    /// Every version of every row, with valid_from, valid_to and removed_at.
+    #[arg(long)]
+    pub history: bool,
+}
+
+/// Export file format.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Apache Parquet, zstd-compressed.
+    #[default]
+    Parquet,
 }
 
 /// `status` options.
@@ -387,6 +423,8 @@ pub enum BenchTarget {
     Sync,
     /// All built-in reports over the synced mirror.
     Report,
+    /// `export` of the synced mirror to Parquet.
+    Export,
     /// Both.
     All,
 }

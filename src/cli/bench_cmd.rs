@@ -4,8 +4,8 @@
 //! as the worker's). Sync: a full sync into a new mirror, then a plain parallel
 //! download of exactly the URLs that sync fetched, at the same concurrency (the
 //! baseline), then a re-sync of the unchanged world (must write no row). Report:
-//! every built-in report over that mirror. Figures go to stdout, one per line, and
-//! as one JSON object at the end.
+//! every built-in report over that mirror. Export: the Parquet export of that mirror.
+//! Figures go to stdout, one per line, and as one JSON object at the end.
 
 use crate::api::client::JWT_HEADER;
 use crate::api::operation as op;
@@ -205,7 +205,7 @@ pub async fn run(args: &BenchArgs) -> Result<Exit> {
     if outcome.totals.errors > 0 {
         bail!("the benchmark sync had errors: {}", outcome.summary_line());
     }
-    if args.target != BenchTarget::Report {
+    if matches!(args.target, BenchTarget::Sync | BenchTarget::All) {
         let sync_s = outcome.elapsed.as_secs_f64();
         let mb = outcome.totals.bytes as f64 / 1e6;
         let urls = synced_urls(&db, sandbox.whitelabel_org)?;
@@ -243,7 +243,7 @@ pub async fn run(args: &BenchArgs) -> Result<Exit> {
         }
         figures.insert("resync_rows_rewritten".into(), rewritten.into());
     }
-    if args.target != BenchTarget::Sync {
+    if matches!(args.target, BenchTarget::Report | BenchTarget::All) {
         let (times, files, rows) = time_reports(&db, &dir.path().join("reports")).await?;
         let median = times[times.len() / 2];
         let (min, max) = (times[0], times[times.len() - 1]);
@@ -262,6 +262,27 @@ pub async fn run(args: &BenchArgs) -> Result<Exit> {
             "reports".into(),
             per_report(&db, &dir.path().join("reports"))?,
         );
+    }
+    if matches!(args.target, BenchTarget::Export | BenchTarget::All) {
+        let export = time_export(&db, &dir.path().join("export")).await?;
+        println!(
+            "export: median {:.2} s of {} runs (min {:.2}, max {:.2}) for {} files, {} rows, {:.1} MB; peak memory {:.0} MB (target < 10 s)",
+            export.median(),
+            export.times.len(),
+            export.times[0],
+            export.times[export.times.len() - 1],
+            export.files,
+            export.rows,
+            export.bytes as f64 / 1e6,
+            export.peak_rss_mb
+        );
+        for (k, v) in [
+            ("export_seconds", export.median()),
+            ("export_megabytes", export.bytes as f64 / 1e6),
+            ("export_peak_rss_mb", export.peak_rss_mb),
+        ] {
+            figures.insert(k.into(), serde_json::json!((v * 100.0).round() / 100.0));
+        }
     }
     println!("{}", serde_json::Value::Object(figures));
     drop(sandbox);
@@ -361,6 +382,57 @@ fn per_report(db: &std::path::Path, out: &std::path::Path) -> Result<serde_json:
         );
     }
     Ok(serde_json::Value::Object(figures))
+}
+
+/// Export runs timed (the median is the figure).
+const EXPORT_RUNS: usize = 3;
+
+/// What the export benchmark measured.
+struct ExportFigures {
+    /// Sorted wall times, seconds.
+    times: Vec<f64>,
+    files: usize,
+    rows: usize,
+    bytes: u64,
+    /// The worker's peak resident memory during the exports.
+    peak_rss_mb: f64,
+}
+
+impl ExportFigures {
+    fn median(&self) -> f64 {
+        self.times[self.times.len() / 2]
+    }
+}
+
+/// Exports every table of `db` to Parquet [`EXPORT_RUNS`] times.
+async fn time_export(db: &std::path::Path, out: &std::path::Path) -> Result<ExportFigures> {
+    let opts = crate::export::ExportOptions {
+        db: db.to_path_buf(),
+        out: out.to_path_buf(),
+        as_of: None,
+        tables: Vec::new(),
+        history: false,
+    };
+    let mut figures = ExportFigures {
+        times: Vec::with_capacity(EXPORT_RUNS),
+        files: 0,
+        rows: 0,
+        bytes: 0,
+        peak_rss_mb: 0.0,
+    };
+    reset_peak_rss();
+    for _ in 0..EXPORT_RUNS {
+        let opts = opts.clone();
+        let started = Instant::now();
+        let outcome = tokio::task::spawn_blocking(move || crate::export::run(&opts)).await??;
+        figures.times.push(started.elapsed().as_secs_f64());
+        figures.files = outcome.files.len();
+        figures.rows = outcome.rows();
+        figures.bytes = outcome.files.iter().map(|f| f.bytes).sum();
+    }
+    figures.peak_rss_mb = peak_rss_mb();
+    figures.times.sort_by(f64::total_cmp);
+    Ok(figures)
 }
 
 /// A scratch folder under the system temp dir, removed when dropped.

@@ -1,9 +1,10 @@
 //! `orgledger daemon`: resolve schedules and options, run until SIGINT/SIGTERM.
 
 use crate::cli::Exit;
-use crate::cli::args::{DaemonArgs, ReportArgs};
+use crate::cli::UsageError;
+use crate::cli::args::{DaemonArgs, ExportArgs, ReportArgs};
 use crate::cli::settings::Settings;
-use crate::cli::{report_cmd, sync_cmd};
+use crate::cli::{export_cmd, report_cmd, sync_cmd};
 use crate::report::Format;
 use crate::schedule::{cron, daemon};
 use crate::shutdown::Shutdown;
@@ -13,6 +14,25 @@ use anyhow::{Result, anyhow};
 pub const DEFAULT_SYNC_CRON: &str = "0 0 5 * * *";
 /// Default report schedule: 05:30 UTC daily.
 pub const DEFAULT_REPORT_CRON: &str = "0 30 5 * * *";
+
+/// `/healthz` fails after this many sync periods without a sync that stored data.
+pub const DEFAULT_STALE_AFTER_PERIODS: u32 = 3;
+
+/// `--listen`, else `[daemon] listen`; None when neither is given.
+fn listen_address(settings: &Settings, args: &DaemonArgs) -> Result<Option<std::net::SocketAddr>> {
+    if let Some(addr) = args.listen {
+        return Ok(Some(addr));
+    }
+    match &settings.config.daemon.listen {
+        Some(text) => text.parse().map(Some).map_err(|_| {
+            UsageError(format!(
+                "config [daemon] listen: {text:?} is not an address; write it as IP:PORT, such as \"127.0.0.1:9464\""
+            ))
+            .into()
+        }),
+        None => Ok(None),
+    }
+}
 
 /// Runs the command.
 pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
@@ -41,6 +61,13 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
         settings.config.report.formats.as_ref(),
         &[Format::Csv, Format::Json, Format::Html],
     )?;
+    let listen = listen_address(settings, args)?;
+    let export = settings
+        .config
+        .export
+        .after_sync
+        .unwrap_or(false)
+        .then(|| export_cmd::options(settings, &ExportArgs::default()));
     let cfg = daemon::DaemonConfig {
         sync_cron,
         report_cron,
@@ -48,6 +75,13 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
         sync,
         report,
         retention_days: settings.config.report.retention_days,
+        listen,
+        stale_after_periods: settings
+            .config
+            .daemon
+            .stale_after_periods
+            .unwrap_or(DEFAULT_STALE_AFTER_PERIODS),
+        export,
     };
     // The daemon's normal end is a signal, so it exits 0 on one.
     daemon::run(cfg, Shutdown::on_signals()?).await?;

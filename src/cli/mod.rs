@@ -8,6 +8,7 @@ pub(crate) mod bench_cmd;
 pub(crate) mod daemon_cmd;
 #[cfg(feature = "sandbox")]
 pub(crate) mod demo_cmd;
+pub(crate) mod export_cmd;
 pub mod logging;
 pub(crate) mod query_cmd;
 pub(crate) mod report_cmd;
@@ -83,6 +84,10 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             tokio::task::spawn_blocking(move || report_cmd::run(&settings, &args)).await?
         }
         Command::Daemon(args) => daemon_cmd::run(&settings, &args).await,
+        Command::Export(args) => {
+            let settings = settings.clone();
+            tokio::task::spawn_blocking(move || export_cmd::run(&settings, &args)).await?
+        }
         #[cfg(feature = "sandbox")]
         Command::Demo(args) => demo_cmd::run(&settings, &args).await,
         #[cfg(feature = "sandbox")]

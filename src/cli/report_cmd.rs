@@ -23,6 +23,7 @@ pub fn formats(
                 ReportFormat::Csv => Format::Csv,
                 ReportFormat::Json => Format::Json,
                 ReportFormat::Html => Format::Html,
+                ReportFormat::Parquet => Format::Parquet,
             })
             .collect());
     }
@@ -33,8 +34,11 @@ pub fn formats(
                 "csv" => Ok(Format::Csv),
                 "json" => Ok(Format::Json),
                 "html" => Ok(Format::Html),
+                "parquet" => Ok(Format::Parquet),
                 other => {
-                    bail!("config [report] formats: unknown format {other:?} (csv, json, html)")
+                    bail!(
+                        "config [report] formats: unknown format {other:?} (csv, json, html, parquet)"
+                    )
                 }
             })
             .collect(),

@@ -117,36 +117,94 @@ fn cells<'a>(report: &str, prepared: &'a Prepared) -> Result<Vec<Cells<'a>>, Rep
         .collect()
 }
 
-/// Writes a file through a temporary name: `body` writes the content, then the file
-/// is flushed and renamed. Returns the hex SHA-256 and the size.
+/// A file written under a temporary name next to its real one (`.name.tmp-<pid>`),
+/// hashed and counted as it is written, and renamed into place by
+/// [`AtomicFile::commit`]. Dropped without a commit, the temporary file is removed.
+pub(crate) struct AtomicFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    out: Option<BufWriter<HashingWriter<File>>>,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file for `path`.
+    pub(crate) fn create(path: &Path) -> std::io::Result<Self> {
+        let tmp = temp_name(path);
+        let file = File::create(&tmp)?;
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            tmp,
+            out: Some(BufWriter::with_capacity(
+                256 * 1024,
+                HashingWriter::new(file),
+            )),
+        })
+    }
+
+    /// Flushes the content and renames the file into place; returns the hex SHA-256
+    /// and the size.
+    pub(crate) fn commit(mut self) -> std::io::Result<(String, u64)> {
+        let Some(out) = self.out.take() else {
+            return Err(std::io::Error::other("the file was already committed"));
+        };
+        let committed = out
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|hashing| {
+                let (_file, sha, bytes) = hashing.finish();
+                std::fs::rename(&self.tmp, &self.path)?;
+                Ok((sha, bytes))
+            });
+        if committed.is_err() {
+            self.discard();
+        }
+        committed
+    }
+
+    fn discard(&self) {
+        // Best effort: the error being reported matters more than the leftover.
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.out {
+            Some(out) => out.write(buf),
+            None => Err(std::io::Error::other("the file was already committed")),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.out {
+            Some(out) => out.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.out.is_some() {
+            self.discard();
+        }
+    }
+}
+
+/// Writes a file through a temporary name ([`AtomicFile`]): `body` writes the
+/// content, then the file is flushed and renamed. Returns the hex SHA-256 and the size.
 fn write_atomic<E>(
     path: &Path,
-    body: impl FnOnce(&mut BufWriter<HashingWriter<File>>) -> Result<(), E>,
+    body: impl FnOnce(&mut AtomicFile) -> Result<(), E>,
     wrap: impl Fn(E) -> ReportError,
 ) -> Result<(String, u64), ReportError> {
     let io = |source| ReportError::Io {
         path: path.to_path_buf(),
         cause: source,
     };
-    let tmp = temp_name(path);
-    let file = File::create(&tmp).map_err(io)?;
-    let mut out = BufWriter::with_capacity(256 * 1024, HashingWriter::new(file));
-    let result = body(&mut out).map_err(wrap).and_then(|()| {
-        let hashing = out.into_inner().map_err(|e| io(e.into_error()))?;
-        let (_file, sha, bytes) = hashing.finish();
-        Ok((sha, bytes))
-    });
-    match result {
-        Ok(done) => {
-            std::fs::rename(&tmp, path).map_err(io)?;
-            Ok(done)
-        }
-        Err(e) => {
-            // Best effort: the error being reported matters more than the leftover.
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    let mut file = AtomicFile::create(path).map_err(io)?;
+    body(&mut file).map_err(wrap)?;
+    file.commit().map_err(io)
 }
 
 /// `.name.tmp-<pid>` next to `path`.
@@ -166,25 +224,35 @@ pub fn write_report(
     format: Format,
 ) -> Result<WrittenFile, ReportError> {
     let path = dir.join(format!("{report}.{}", format.extension()));
-    let prepared = prepare(report, df)?;
-    let cols = cells(report, &prepared)?;
     let rows = df.height();
     let (sha256, bytes) = match format {
-        Format::Csv => write_atomic(
+        Format::Csv | Format::Json => {
+            let prepared = prepare(report, df)?;
+            let cols = cells(report, &prepared)?;
+            if format == Format::Csv {
+                write_atomic(
+                    &path,
+                    |out| write_csv(out, &prepared.names, &cols, rows),
+                    |source| ReportError::Csv {
+                        path: path.clone(),
+                        cause: source,
+                    },
+                )?
+            } else {
+                write_atomic(
+                    &path,
+                    |out| write_json(out, &prepared.names, &cols, rows),
+                    |source| ReportError::Json {
+                        path: path.clone(),
+                        cause: source,
+                    },
+                )?
+            }
+        }
+        Format::Parquet => write_atomic(
             &path,
-            |out| write_csv(out, &prepared.names, &cols, rows),
-            |source| ReportError::Csv {
-                path: path.clone(),
-                cause: source,
-            },
-        )?,
-        Format::Json => write_atomic(
-            &path,
-            |out| write_json(out, &prepared.names, &cols, rows),
-            |source| ReportError::Json {
-                path: path.clone(),
-                cause: source,
-            },
+            |out| crate::export::parquet::write_frame(out, df),
+            |cause| pl(report, "writing Parquet")(cause),
         )?,
         Format::Html => return Err(per_report_html(&path)),
     };
@@ -374,6 +442,25 @@ fn write_json<W: Write>(
     Ok(())
 }
 
+/// Writes `value` as indented JSON and a newline through a temporary name (the
+/// manifests of reports and of `export`).
+pub(crate) fn write_json_file(
+    path: &Path,
+    value: &serde_json::Value,
+) -> Result<(String, u64), ReportError> {
+    write_atomic(
+        path,
+        |out| {
+            serde_json::to_writer_pretty(&mut *out, value)?;
+            out.write_all(b"\n").map_err(serde_json::Error::io)
+        },
+        |source| ReportError::Json {
+            path: path.to_path_buf(),
+            cause: source,
+        },
+    )
+}
+
 /// What `manifest.json` records besides the files.
 pub struct ManifestHead<'a> {
     /// The as-of date.
@@ -427,17 +514,7 @@ pub fn write_manifest(
         },
         "files": entries,
     });
-    write_atomic(
-        &path,
-        |out| {
-            serde_json::to_writer_pretty(&mut *out, &manifest)?;
-            out.write_all(b"\n").map_err(serde_json::Error::io)
-        },
-        |source| ReportError::Json {
-            path: path.clone(),
-            cause: source,
-        },
-    )?;
+    write_json_file(&path, &manifest)?;
     Ok(path)
 }
 

@@ -61,6 +61,8 @@ pub enum Format {
     /// `index.html`: one self-contained page with charts for the whole run (not a
     /// file per report); built by the `report::html` module.
     Html,
+    /// `<name>.parquet`: typed columns, zstd-compressed (the writer of `export`).
+    Parquet,
 }
 
 impl Format {
@@ -70,6 +72,7 @@ impl Format {
             Format::Csv => "csv",
             Format::Json => "json",
             Format::Html => "html",
+            Format::Parquet => "parquet",
         }
     }
 }
@@ -82,8 +85,9 @@ impl std::str::FromStr for Format {
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
             "html" => Ok(Format::Html),
+            "parquet" => Ok(Format::Parquet),
             other => Err(format!(
-                "unknown format {other:?}; valid formats: csv, json, html"
+                "unknown format {other:?}; valid formats: csv, json, html, parquet"
             )),
         }
     }

@@ -22,6 +22,20 @@ pub fn normalize(expr: &str, what: &str) -> Result<String, String> {
     Ok(six)
 }
 
+/// The longest gap between consecutive runs of a (normalized, six-field)
+/// expression over its next few runs: how long one period of the schedule can be.
+pub fn period(six: &str) -> Option<std::time::Duration> {
+    let cron = croner::parser::CronParser::builder()
+        .seconds(croner::parser::Seconds::Required)
+        .build()
+        .parse(six)
+        .ok()?;
+    let runs: Vec<_> = cron.iter_after(chrono::Utc::now()).take(16).collect();
+    runs.windows(2)
+        .filter_map(|w| (w[1] - w[0]).to_std().ok())
+        .max()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,5 +53,16 @@ mod tests {
         let err = normalize("every day", "report").expect_err("two fields");
         assert!(err.contains("report schedule"), "{err}");
         assert!(normalize("0 99 * * * *", "sync").is_err());
+    }
+
+    #[test]
+    fn the_period_is_the_longest_gap_between_runs() {
+        use std::time::Duration;
+        assert_eq!(period("*/2 * * * * *"), Some(Duration::from_secs(2)));
+        assert_eq!(period("0 0 5 * * *"), Some(Duration::from_secs(86_400)));
+        assert_eq!(
+            period("0 0 5 * * 1-5"),
+            Some(Duration::from_secs(3 * 86_400))
+        );
     }
 }

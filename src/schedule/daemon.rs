@@ -8,10 +8,14 @@
 //!   daemon never dies of a sync or report error;
 //! - SIGINT/SIGTERM: no new work; a running sync stops requesting, writes what it
 //!   has, marks its run `aborted`, and the process exits within 10 seconds.
+//!
+//! With `listen`, `GET /metrics` and `GET /healthz` are served (`endpoint.rs`); with
+//! `export`, the mirror is exported to Parquet after each sync that stored data.
 
 use crate::api::Client;
 use crate::report::{self, ReportOptions};
-use crate::schedule::retention;
+use crate::schedule::health::Health;
+use crate::schedule::{cron, endpoint, health, metrics, retention};
 use crate::shutdown::Shutdown;
 use crate::sync::{self, SyncOptions};
 use std::path::PathBuf;
@@ -35,6 +39,12 @@ pub struct DaemonConfig {
     pub report: ReportOptions,
     /// Keep report folders of this many days (None: keep all).
     pub retention_days: Option<u32>,
+    /// Serve `/metrics` and `/healthz` on this address (None: off).
+    pub listen: Option<std::net::SocketAddr>,
+    /// `/healthz` fails after this many sync periods without a sync that stored data.
+    pub stale_after_periods: u32,
+    /// Export the mirror after each sync that stored data (None: off).
+    pub export: Option<crate::export::ExportOptions>,
 }
 
 /// Daemon failures (only at start-up; runs never stop the daemon). The cause is
@@ -44,6 +54,12 @@ pub enum DaemonError {
     /// The scheduler refused a job or could not start.
     #[error("the scheduler refused a job or could not start: {0}")]
     Scheduler(tokio_cron_scheduler::JobSchedulerError),
+    /// The metrics recorder could not be installed.
+    #[error(transparent)]
+    Metrics(#[from] crate::schedule::metrics::MetricsError),
+    /// The `/metrics` address could not be bound.
+    #[error(transparent)]
+    Listen(#[from] crate::schedule::endpoint::ListenError),
 }
 
 impl From<tokio_cron_scheduler::JobSchedulerError> for DaemonError {
@@ -60,15 +76,22 @@ struct Shared {
     /// Held by a running sync, and by a report while it reads.
     busy: Mutex<()>,
     stop: Shutdown,
+    /// Set when `/healthz` is served.
+    health: Option<Arc<Health>>,
 }
 
 /// Runs until `stop` is broadcast. Returns once the current job (if any) has
 /// finished or the grace period ran out.
 pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
+    let health = match cfg.listen {
+        Some(addr) => Some(start_endpoint(&cfg, addr, stop.clone()).await?),
+        None => None,
+    };
     let shared = Arc::new(Shared {
         busy: Mutex::new(()),
         stop: stop.clone(),
         cfg,
+        health,
     });
     let mut scheduler = JobScheduler::new().await?;
     let s = shared.clone();
@@ -109,6 +132,66 @@ pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
     Ok(())
 }
 
+/// Installs the metrics and serves `/metrics` and `/healthz` on `addr`.
+async fn start_endpoint(
+    cfg: &DaemonConfig,
+    addr: std::net::SocketAddr,
+    stop: Shutdown,
+) -> Result<Arc<Health>, DaemonError> {
+    let handle = metrics::install()?;
+    if let Some(at) = health::last_success(&cfg.sync.db) {
+        metrics::last_success(at);
+    }
+    let period = cron::period(&cfg.sync_cron).unwrap_or(Duration::from_secs(86_400));
+    let health = Arc::new(Health::new(
+        cfg.sync.db.clone(),
+        period,
+        cfg.stale_after_periods,
+    ));
+    let bound = endpoint::serve(addr, handle, health.clone(), stop).await?;
+    tracing::info!("serving /metrics and /healthz on http://{bound}");
+    Ok(health)
+}
+
+/// Metrics, health and the export after a sync run.
+async fn after_sync(s: &Shared, outcome: &sync::SyncOutcome) {
+    use crate::mirror::runs::RunStatus;
+    let stored = matches!(outcome.status, RunStatus::Succeeded | RunStatus::Partial);
+    if let Some(health) = &s.health {
+        if stored {
+            health.synced();
+        }
+        let (db, run_id) = (s.cfg.sync.db.clone(), outcome.run_id);
+        let errors = tokio::task::spawn_blocking(move || metrics::read_after_sync(&db, run_id))
+            .await
+            .unwrap_or_default();
+        metrics::sync_finished(&metrics::SyncFigures {
+            status: outcome.status,
+            elapsed: outcome.elapsed,
+            requests: outcome.totals.requests,
+            bytes: outcome.totals.bytes,
+            errors_by_operation: errors,
+        });
+    }
+    if let (true, Some(opts)) = (stored, s.cfg.export.clone()) {
+        let done = tokio::task::spawn_blocking(move || crate::export::run(&opts)).await;
+        match done {
+            Ok(Ok(outcome)) => {
+                metrics::export_finished(true);
+                tracing::info!(dir = %outcome.dir.display(), files = outcome.files.len(), rows = outcome.rows(), "mirror exported")
+            }
+            Ok(Err(e)) => {
+                metrics::export_finished(false);
+                tracing::error!(error = %e, "export failed; the next sync will try again")
+            }
+            Err(e) => {
+                metrics::export_finished(false);
+                tracing::error!(error = %e, "export task failed; the next sync will try again")
+            }
+        }
+    }
+}
+
 async fn sync_tick(s: &Shared) {
     if s.stop.is_shutdown() {
         return;
@@ -139,8 +222,12 @@ async fn sync_tick(s: &Shared) {
                     "sync failed; the next tick will try again"
                 );
             }
+            after_sync(s, &outcome).await;
         }
-        Err(e) => tracing::error!(error = %e, "sync failed; the next tick will try again"),
+        Err(e) => {
+            metrics::sync_not_run();
+            tracing::error!(error = %e, "sync failed; the next tick will try again")
+        }
     }
 }
 
@@ -158,6 +245,7 @@ async fn report_tick(s: &Shared) {
     opts.as_of = chrono::Utc::now().date_naive();
     let out: PathBuf = opts.out_root.clone();
     let retention_days = s.cfg.retention_days;
+    let started = std::time::Instant::now();
     let result = tokio::task::spawn_blocking(move || {
         let outcome = report::run(&opts);
         if let (Ok(_), Some(keep)) = (&outcome, retention_days) {
@@ -172,6 +260,7 @@ async fn report_tick(s: &Shared) {
         outcome
     })
     .await;
+    metrics::report_finished(matches!(result, Ok(Ok(_))), started.elapsed());
     match result {
         Ok(Ok(outcome)) => {
             tracing::info!(dir = %outcome.dir.display(), files = outcome.files.len(), "reports written")

@@ -2,4 +2,7 @@
 
 pub mod cron;
 pub mod daemon;
+pub(crate) mod endpoint;
+pub(crate) mod health;
+pub(crate) mod metrics;
 pub mod retention;

@@ -13,6 +13,18 @@ fn daemon(
     sync_cron: &str,
     report_cron: &str,
 ) -> Child {
+    daemon_with(sb, db, out, sync_cron, report_cron, &[])
+}
+
+/// [`daemon`] with more arguments (after the subcommand's own).
+pub(crate) fn daemon_with(
+    sb: &orgledger_sandbox::SandboxHandle,
+    db: &std::path::Path,
+    out: &std::path::Path,
+    sync_cron: &str,
+    report_cron: &str,
+    extra: &[&str],
+) -> Child {
     Command::new(env!("CARGO_BIN_EXE_orgledger"))
         .args([
             "--db",
@@ -39,6 +51,7 @@ fn daemon(
             "--outage-limit",
             "2",
         ])
+        .args(extra)
         .env("ORGLEDGER_BASE_URL", &sb.info.url)
         .env("ORGLEDGER_JWT", &sb.info.jwt)
         .env_remove("ORGLEDGER_API_KEY")
@@ -48,7 +61,7 @@ fn daemon(
         .expect("daemon starts")
 }
 
-fn runs(db: &std::path::Path, status: &str) -> i64 {
+pub(crate) fn runs(db: &std::path::Path, status: &str) -> i64 {
     let Ok(conn) = rusqlite::Connection::open(db) else {
         return 0;
     };
@@ -60,7 +73,21 @@ fn runs(db: &std::path::Path, status: &str) -> i64 {
     .unwrap_or(0)
 }
 
-async fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
+/// A Tiny sandbox started again on the address of one that was shut down.
+pub(crate) async fn revive(addr: &str) -> orgledger_sandbox::SandboxHandle {
+    orgledger_sandbox::start(orgledger_sandbox::SandboxOptions {
+        addr: addr.parse().expect("same address"),
+        profile: Profile::Tiny,
+        seed: 42,
+        start_date: Some(common::start_date()),
+        faults: FaultSpec::default(),
+        ..orgledger_sandbox::SandboxOptions::default()
+    })
+    .await
+    .expect("sandbox back on the same port")
+}
+
+pub(crate) async fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
     let start = Instant::now();
     while !check() {
         assert!(start.elapsed() < limit, "timed out waiting for {what}");
@@ -156,16 +183,7 @@ async fn survives_a_dead_server_and_recovers() {
     })
     .await;
     let before = runs(&db, "succeeded");
-    let revived = orgledger_sandbox::start(orgledger_sandbox::SandboxOptions {
-        addr: addr.parse().expect("same address"),
-        profile: Profile::Tiny,
-        seed: 42,
-        start_date: Some(common::start_date()),
-        faults: FaultSpec::default(),
-        ..orgledger_sandbox::SandboxOptions::default()
-    })
-    .await
-    .expect("sandbox back on the same port");
+    let revived = revive(&addr).await;
     wait_until("a sync after recovery", Duration::from_secs(30), || {
         runs(&db, "succeeded") > before
     })

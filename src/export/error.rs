@@ -1,0 +1,62 @@
+//! Errors of `export`. Each names the table, column or file it concerns; causes are
+//! said inline and are not `source()`s (the crate's rule, `crate::cause`).
+
+use std::path::PathBuf;
+
+/// What can go wrong exporting the mirror.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The mirror could not be opened (missing, outdated, unreadable).
+    #[error(transparent)]
+    Mirror(#[from] crate::mirror::MirrorError),
+    /// The as-of date is outside what the mirror can answer for, or the manifest
+    /// could not be written (the report layer's checks and writer, shared).
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
+    /// A table name that is not a mirror table.
+    #[error("unknown table {name:?}; valid tables: {valid}")]
+    UnknownTable {
+        /// The name asked for.
+        name: String,
+        /// Comma-separated list of the valid names.
+        valid: String,
+    },
+    /// Reading a table failed.
+    #[error("cannot read the table {table} of {}: {}", .db.display(), crate::cause::sqlite(.cause))]
+    Read {
+        /// The mirror file.
+        db: PathBuf,
+        /// The table.
+        table: &'static str,
+        /// SQLite's reason.
+        cause: rusqlite::Error,
+    },
+    /// A stored value does not have the type its column declares.
+    #[error("table {table}, column {column}: the mirror holds {value:?}, which is not {expected}")]
+    BadValue {
+        /// The table.
+        table: &'static str,
+        /// The column.
+        column: &'static str,
+        /// The offending value.
+        value: String,
+        /// What the column declares.
+        expected: &'static str,
+    },
+    /// A file or folder could not be written or cleaned up.
+    #[error("cannot write {}: {}", .path.display(), crate::cause::io(.cause))]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The reason.
+        cause: std::io::Error,
+    },
+    /// Polars could not build or encode a chunk of a table.
+    #[error("cannot write {}: {cause}", .path.display())]
+    Parquet {
+        /// The Parquet file.
+        path: PathBuf,
+        /// Polars' reason.
+        cause: polars::prelude::PolarsError,
+    },
+}

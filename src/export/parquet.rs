@@ -1,0 +1,145 @@
+//! Parquet files through polars' writer: zstd, statistics, one row group per chunk.
+//! Every file is an [`AtomicFile`] (temporary name, hashed while written, renamed
+//! into place), the same as the report files.
+
+use crate::report::export::AtomicFile;
+use polars::prelude::{DataFrame, DataType, IntoColumn, PolarsResult, Schema};
+use polars_io::parquet::write::{
+    BatchedWriter, ParquetCompression, ParquetWriter, StatisticsOptions,
+};
+use std::cell::RefCell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// The writer every Parquet file of orgledger uses.
+fn writer<W: Write>(out: W) -> ParquetWriter<W> {
+    ParquetWriter::new(out)
+        .with_compression(ParquetCompression::Zstd(None))
+        .with_statistics(StatisticsOptions::default())
+}
+
+/// Writes a whole frame (a report) as one Parquet file. Columns with no type at all
+/// (only nulls) are written as text.
+pub fn write_frame<W: Write>(out: W, df: &DataFrame) -> PolarsResult<()> {
+    let mut df = df.clone();
+    let untyped: Vec<String> = df
+        .columns()
+        .iter()
+        .filter(|c| c.dtype() == &DataType::Null)
+        .map(|c| c.name().to_string())
+        .collect();
+    for name in untyped {
+        let text = df.column(&name)?.cast(&DataType::String)?;
+        df.replace(&name, text)?;
+    }
+    writer(out).finish(&mut df).map(drop)
+}
+
+/// The file a [`BatchedWriter`] writes into: shared with the part that owns it, so
+/// the part can commit the file once polars has written the footer.
+struct Sink(Rc<RefCell<AtomicFile>>);
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.borrow_mut().flush()
+    }
+}
+
+/// One Parquet file being written, chunk by chunk.
+pub struct Part {
+    path: PathBuf,
+    file: Rc<RefCell<AtomicFile>>,
+    writer: BatchedWriter<Sink>,
+    rows: usize,
+}
+
+/// A finished file: where, rows, hex SHA-256, bytes.
+pub struct Finished {
+    /// The file.
+    pub path: PathBuf,
+    /// Data rows.
+    pub rows: usize,
+    /// Hex SHA-256 of the content.
+    pub sha256: String,
+    /// Size in bytes.
+    pub bytes: u64,
+}
+
+/// Why a part failed: the file system or polars.
+pub enum PartError {
+    /// Creating, writing or renaming the file.
+    Io(PathBuf, std::io::Error),
+    /// Encoding a chunk.
+    Polars(PathBuf, polars::prelude::PolarsError),
+}
+
+impl Part {
+    /// Creates `path` (its folder too) for rows of `schema`.
+    pub fn create(path: &Path, schema: &Schema) -> Result<Part, PartError> {
+        let io = |e| PartError::Io(path.to_path_buf(), e);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let file = Rc::new(RefCell::new(AtomicFile::create(path).map_err(io)?));
+        let writer = writer(Sink(file.clone()))
+            .batched(schema)
+            .map_err(|e| PartError::Polars(path.to_path_buf(), e))?;
+        Ok(Part {
+            path: path.to_path_buf(),
+            file,
+            writer,
+            rows: 0,
+        })
+    }
+
+    /// Appends a chunk as one row group.
+    pub fn write(&mut self, df: &DataFrame) -> Result<(), PartError> {
+        self.rows += df.height();
+        self.writer
+            .write_batch(df)
+            .map_err(|e| PartError::Polars(self.path.clone(), e))
+    }
+
+    /// Writes the footer and renames the file into place.
+    pub fn finish(self) -> Result<Finished, PartError> {
+        let Part {
+            path,
+            file,
+            writer,
+            rows,
+        } = self;
+        writer
+            .finish()
+            .map_err(|e| PartError::Polars(path.clone(), e))?;
+        drop(writer);
+        let file = Rc::try_unwrap(file)
+            .map_err(|_| {
+                PartError::Io(
+                    path.clone(),
+                    std::io::Error::other("the Parquet writer still holds the file"),
+                )
+            })?
+            .into_inner();
+        let (sha256, bytes) = file.commit().map_err(|e| PartError::Io(path.clone(), e))?;
+        Ok(Finished {
+            path,
+            rows,
+            sha256,
+            bytes,
+        })
+    }
+}
+
+/// A typed empty frame of `schema` (the one row group of a table without rows).
+pub fn empty(schema: &Schema) -> DataFrame {
+    let columns = schema
+        .iter()
+        .map(|(name, dtype)| polars::prelude::Series::new_empty(name.clone(), dtype).into_column())
+        .collect();
+    DataFrame::new(0, columns).unwrap_or_default()
+}

@@ -1,0 +1,178 @@
+//! The daemon's metrics (`GET /metrics`, Prometheus text format).
+//!
+//! Recorded with the `metrics` macros into the process-wide recorder that
+//! [`install`] sets up; `metrics-exporter-prometheus` renders them. Without
+//! `--listen` no recorder is installed and every call here costs nothing.
+
+use crate::mirror::runs::RunStatus;
+use crate::mirror::spec::TABLES;
+use metrics::{counter, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+const SYNC_RUNS: &str = "orgledger_sync_runs_total";
+const SYNC_DURATION: &str = "orgledger_sync_duration_seconds";
+const SYNC_REQUESTS: &str = "orgledger_sync_requests_total";
+const SYNC_BYTES: &str = "orgledger_sync_bytes_total";
+const SYNC_ERRORS: &str = "orgledger_sync_errors_total";
+const LAST_SUCCESS: &str = "orgledger_last_sync_success_timestamp_seconds";
+const MIRROR_ROWS: &str = "orgledger_mirror_rows";
+const REPORT_RUNS: &str = "orgledger_report_runs_total";
+const REPORT_DURATION: &str = "orgledger_report_duration_seconds";
+const EXPORT_RUNS: &str = "orgledger_export_runs_total";
+/// Filled in by the alerts outbox: messages per state (pending, sent, failed).
+const ALERT_OUTBOX: &str = "orgledger_alert_outbox";
+
+/// A sync takes seconds to many minutes.
+const SYNC_BUCKETS: &[f64] = &[
+    1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0,
+];
+/// Reports take well under a minute.
+const REPORT_BUCKETS: &[f64] = &[0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0];
+
+/// Why the metrics could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the metrics: {0}")]
+pub struct MetricsError(String);
+
+/// Installs the process-wide recorder; the handle renders what was recorded.
+pub fn install() -> Result<PrometheusHandle, MetricsError> {
+    let err = |e: metrics_exporter_prometheus::BuildError| MetricsError(e.to_string());
+    let handle = PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Full(SYNC_DURATION.into()), SYNC_BUCKETS)
+        .map_err(err)?
+        .set_buckets_for_metric(Matcher::Full(REPORT_DURATION.into()), REPORT_BUCKETS)
+        .map_err(err)?
+        .install_recorder()
+        .map_err(err)?;
+    describe();
+    Ok(handle)
+}
+
+fn describe() {
+    use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(SYNC_RUNS, "Sync runs by final status");
+    describe_histogram!(SYNC_DURATION, Unit::Seconds, "Wall time of a sync run");
+    describe_counter!(SYNC_REQUESTS, "HTTP requests made by sync runs");
+    describe_counter!(
+        SYNC_BYTES,
+        Unit::Bytes,
+        "Response bytes received by sync runs"
+    );
+    describe_counter!(SYNC_ERRORS, "Failed fetches by API operation");
+    describe_gauge!(
+        LAST_SUCCESS,
+        Unit::Seconds,
+        "Unix time the last sync that stored data (succeeded or partial) finished"
+    );
+    describe_gauge!(MIRROR_ROWS, "Current rows per mirror table");
+    describe_counter!(REPORT_RUNS, "Report runs by outcome (ok, failed)");
+    describe_histogram!(REPORT_DURATION, Unit::Seconds, "Wall time of a report run");
+    describe_counter!(
+        EXPORT_RUNS,
+        "Parquet exports after a sync by outcome (ok, failed)"
+    );
+    describe_gauge!(ALERT_OUTBOX, "Alert messages in the outbox by state");
+}
+
+/// What one finished sync run did.
+pub struct SyncFigures {
+    /// Final status.
+    pub status: RunStatus,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Requests made.
+    pub requests: u64,
+    /// Bytes received.
+    pub bytes: u64,
+    /// Failures by operation (from `sync_errors`).
+    pub errors_by_operation: Vec<(String, u64)>,
+}
+
+/// Records a finished sync run.
+pub fn sync_finished(run: &SyncFigures) {
+    counter!(SYNC_RUNS, "status" => run.status.as_str()).increment(1);
+    histogram!(SYNC_DURATION).record(run.elapsed.as_secs_f64());
+    counter!(SYNC_REQUESTS).increment(run.requests);
+    counter!(SYNC_BYTES).increment(run.bytes);
+    for (operation, n) in &run.errors_by_operation {
+        counter!(SYNC_ERRORS, "operation" => operation.clone()).increment(*n);
+    }
+    if matches!(run.status, RunStatus::Succeeded | RunStatus::Partial) {
+        last_success(SystemTime::now());
+    }
+}
+
+/// A sync that could not run at all (the mirror could not be opened or locked).
+pub fn sync_not_run() {
+    counter!(SYNC_RUNS, "status" => "error").increment(1);
+}
+
+/// Sets the time of the last sync that stored data.
+pub fn last_success(at: SystemTime) {
+    let secs = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    gauge!(LAST_SUCCESS).set(secs);
+}
+
+/// Records a report run.
+pub fn report_finished(ok: bool, elapsed: Duration) {
+    counter!(REPORT_RUNS, "status" => if ok { "ok" } else { "failed" }).increment(1);
+    histogram!(REPORT_DURATION).record(elapsed.as_secs_f64());
+}
+
+/// Records an export after a sync.
+pub fn export_finished(ok: bool) {
+    counter!(EXPORT_RUNS, "status" => if ok { "ok" } else { "failed" }).increment(1);
+}
+
+/// Hook for the alerts outbox: the number of messages in one state. Called after
+/// the report job once the outbox exists (the alerts work wires it in).
+#[allow(dead_code)]
+pub fn alert_outbox(state: &'static str, messages: u64) {
+    gauge!(ALERT_OUTBOX, "state" => state).set(messages as f64);
+}
+
+/// Sets the current rows of every mirror table (removed rows not counted).
+pub fn mirror_rows(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    for table in TABLES {
+        let sql = format!(
+            "SELECT COUNT(*) FROM main.{} WHERE removed_at IS NULL",
+            table.name
+        );
+        let n: i64 = conn.query_row(&sql, [], |r| r.get(0))?;
+        gauge!(MIRROR_ROWS, "table" => table.name).set(n as f64);
+    }
+    Ok(())
+}
+
+/// Failures of one run by operation.
+pub fn errors_by_operation(
+    conn: &rusqlite::Connection,
+    run_id: i64,
+) -> rusqlite::Result<Vec<(String, u64)>> {
+    let mut stmt = conn.prepare(
+        "SELECT operation, COUNT(*) FROM sync_errors WHERE run_id = ?1 GROUP BY operation",
+    )?;
+    let rows = stmt.query_map([run_id], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?.max(0) as u64))
+    })?;
+    rows.collect()
+}
+
+/// What the mirror says after a sync: failures by operation and rows per table,
+/// read on a connection of its own. A mirror that cannot be read leaves the
+/// figures out (the log says why) rather than failing the sync's bookkeeping.
+pub fn read_after_sync(db: &Path, run_id: i64) -> Vec<(String, u64)> {
+    let read = || -> Result<Vec<(String, u64)>, String> {
+        let conn = crate::mirror::open_ro(db).map_err(|e| e.to_string())?;
+        mirror_rows(&conn).map_err(|e| crate::cause::sqlite(&e))?;
+        errors_by_operation(&conn, run_id).map_err(|e| crate::cause::sqlite(&e))
+    };
+    read().unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "cannot read the mirror's figures for the metrics");
+        Vec::new()
+    })
+}
