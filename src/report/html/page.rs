@@ -308,6 +308,14 @@ fn cards(out: &mut String, p: &Parts<'_>) {
             "projects over the budget flag",
         );
     }
+    if p.actions.incomplete {
+        card(
+            out,
+            "incomplete",
+            &[("value", c.incomplete)],
+            "rows with incomplete figures (see their `missing` column)",
+        );
+    }
     out.push_str("</ul>\n");
 }
 
