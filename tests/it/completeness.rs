@@ -180,3 +180,100 @@ async fn an_earlier_stored_version_keeps_the_row_complete_and_dates_it() {
     let fresh = project_row(&dir, shape.projects[2].0);
     assert_eq!(fresh["data_as_of"], now.as_str());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_of_2_to_the_60_plus_1_is_stored_and_reported_exactly() {
+    const LIMIT: i64 = (1 << 60) + 1;
+    let (mut world, shape) = shaped_world();
+    if let Some(o) = world.organizations.iter_mut().find(|o| o.id == shape.org) {
+        let mut limits = o.entitlement_limits.clone().unwrap_or_default();
+        limits.compute_time_per_year = Some(LIMIT);
+        o.entitlement_limits = Some(limits);
+    }
+    let sb = start(world).await;
+    let (scratch, db) = common::scratch();
+    let run = sync_once(&sb, &db).await;
+    assert_eq!(run.status, RunStatus::Succeeded, "{:?}", run.errors);
+    // 2^60 + 1 has no f64: only an integer column keeps it.
+    let (kind, stored): (String, i64) = common::open(&db)
+        .query_row(
+            "SELECT typeof(limit_compute_time_per_year), limit_compute_time_per_year \
+             FROM organizations WHERE id = ?1",
+            [shape.org],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("the organization is stored");
+    assert_eq!(
+        (kind.as_str(), stored),
+        ("integer", 1_152_921_504_606_846_977)
+    );
+
+    let mut opts = ReportOptions::new(&db, common::start_date());
+    opts.names = vec!["entitlements".to_string()];
+    opts.formats = vec![Format::Csv, Format::Json];
+    opts.out_root = scratch.path().to_path_buf();
+    let dir = report::run(&opts).expect("reports build").dir;
+    let json = std::fs::read_to_string(dir.join("entitlements.json")).expect("json");
+    assert!(
+        json.contains(r#""limit":1152921504606846977,"#),
+        "JSON keeps every digit"
+    );
+    let csv = std::fs::read_to_string(dir.join("entitlements.csv")).expect("csv");
+    let line = csv
+        .lines()
+        .find(|l| l.starts_with(&format!("{},", shape.org)) && l.contains(",compute_seconds,"))
+        .expect("the CSV row");
+    // used 7,000 + 1,000 + 2,500 = 10,500 s of 1,152,921,504,606,846,977 s.
+    assert!(
+        line.contains(",10500,1152921504606846977,"),
+        "CSV row: {line}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_hard_cases_flag_an_unknown_organization_and_a_never_served_deleted_project() {
+    use orgledger::sandbox::hard_cases::{org, project, user};
+    let sb = common::sandbox(orgledger::sandbox::Profile::Tiny).await;
+    let (scratch, db) = common::scratch();
+    let run = sync_once(&sb, &db).await;
+    assert_eq!(run.status, RunStatus::Succeeded, "{:?}", run.errors);
+    let dir = reports(&db, scratch.path(), common::start_date());
+
+    // 299906 names no owner organization; its user 19907 has two developer profiles.
+    let row = project_row(&dir, project::DEV_TWIN_A);
+    assert_eq!(row["organization_id"], Value::Null);
+    assert_eq!(row["complete"], false);
+    assert_eq!(
+        row["missing"],
+        format!(
+            "organization unknown: the project names no owner organization and its user {} \
+             has 2 developer profiles ({}, {})",
+            user::DEV_TWINS,
+            org::DEV_TWIN_A,
+            org::DEV_TWIN_B
+        )
+    );
+    // 299903 was deleted before the first sync and operation 6 answers 404: expected
+    // (the run succeeded), but its compute is unknown, so organization 902's sum is a
+    // lower bound.
+    let gone = project_row(&dir, project::DELETED_GONE);
+    assert_eq!(
+        (&gone["time_used_ms"], &gone["complete"]),
+        (&Value::Null, &Value::Bool(false))
+    );
+    let compute = common::entitlement(
+        &common::json_rows(&dir, "entitlements"),
+        org::ODD_PROJECTS,
+        "compute_seconds",
+    );
+    assert_eq!(compute["complete"], false);
+    assert_eq!(
+        compute["missing"],
+        format!(
+            "project {} (deleted; the service no longer serves its information and none is stored)",
+            project::DELETED_GONE
+        )
+    );
+    // A project whose information is stored is complete.
+    assert_eq!(project_row(&dir, project::DELETED_SERVED)["complete"], true);
+}
