@@ -291,9 +291,15 @@ fn incomplete(frames: &BTreeMap<String, DataFrame>) -> Option<Vec<Incomplete>> {
         any = true;
         let complete = bools(df, "complete");
         let missing = strs(df, "missing");
+        let rows: Vec<usize> = (0..df.height())
+            .filter(|&r| complete[r] == Some(false))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
         let what = row_names(report, df);
         let mut seen: std::collections::HashMap<(&str, &str), usize> = Default::default();
-        for r in (0..df.height()).filter(|&r| complete[r] == Some(false)) {
+        for r in rows {
             let missing = missing[r].unwrap_or("");
             match seen.get(&(what[r].as_str(), missing)) {
                 Some(&k) => out[k].rows += 1,
