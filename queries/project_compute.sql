@@ -1,14 +1,21 @@
--- project_compute: one row per project with project information (operation 6): its
--- compute budget period and time used/left, soft-deleted projects included (with
--- their deleted_date). The report's job derives pct_used and flagged.
+-- project_compute: one row per project the mirror knows (operation 6's information,
+-- or a project list): its compute budget period and time used/left, soft-deleted
+-- projects included (with their deleted_date). A project without stored information
+-- has empty figures (its `missing` says why). The report's job derives pct_used and
+-- flagged.
 -- Parameters available: :as_of (YYYY-MM-DD), :cutoff (next midnight, exclusive).
 --
 -- A project's organization is its `ownerOrganizationId`, else the developer profile
 -- of its `developerProfileUserId` (or `ownerUserId`) when the data names exactly one:
 -- the view `project_organization` (queries/attribution.sql).
 
+WITH ids AS (
+    SELECT project_id AS id FROM project_info
+    UNION
+    SELECT id FROM projects
+)
 SELECT
-    i.project_id,
+    ids.id AS project_id,
     p.name AS project_name,
     a.organization_id,
     o.name AS organization_name,
@@ -18,8 +25,9 @@ SELECT
     i.compute_time_left_ms AS time_left_ms,
     p.last_accessed,
     p.deleted_date
-FROM project_info i
-LEFT JOIN projects p ON p.id = i.project_id
-LEFT JOIN project_organization a ON a.id = i.project_id
+FROM ids
+LEFT JOIN project_info i ON i.project_id = ids.id
+LEFT JOIN projects p ON p.id = ids.id
+LEFT JOIN project_organization a ON a.id = ids.id
 LEFT JOIN organizations o ON o.id = a.organization_id
-ORDER BY i.project_id;
+ORDER BY ids.id;

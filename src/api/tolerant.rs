@@ -327,6 +327,81 @@ pub fn opt_f64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>
     Option::<TolerantF64>::deserialize(deserializer).map(|value| value.map(|v| v.0))
 }
 
+/// A quantity sent as a JSON number, kept without loss: a whole number within `i64`
+/// (`1152921504606846977`, or written `1e3`, `1000.0`) stays an integer, anything
+/// else is a float. Limits are whole numbers that an `f64` would round above 2^53.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Quantity {
+    /// A whole number.
+    Whole(i64),
+    /// A number with a fraction (or beyond `i64`).
+    Fraction(f64),
+}
+
+impl Quantity {
+    /// The value as a float (rounded above 2^53).
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Quantity::Whole(n) => n as f64,
+            Quantity::Fraction(f) => f,
+        }
+    }
+}
+
+impl Serialize for Quantity {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Quantity::Whole(n) => serializer.serialize_i64(n),
+            Quantity::Fraction(f) => serializer.serialize_f64(f),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Quantity {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(QuantityVisitor)
+    }
+}
+
+struct QuantityVisitor;
+
+impl Visitor<'_> for QuantityVisitor {
+    type Value = Quantity;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number")
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Quantity, E> {
+        Ok(Quantity::Whole(value))
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Quantity, E> {
+        Ok(i64::try_from(value).map_or(Quantity::Fraction(value as f64), Quantity::Whole))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Quantity, E> {
+        let whole = value.is_finite()
+            && value.fract() == 0.0
+            && (-I64_FLOAT_LIMIT..I64_FLOAT_LIMIT).contains(&value);
+        // Exact when whole: integral and inside the i64 range.
+        Ok(if whole {
+            Quantity::Whole(value as i64)
+        } else {
+            Quantity::Fraction(value)
+        })
+    }
+}
+
+/// For `#[serde(default, deserialize_with = "crate::api::tolerant::opt_quantity")]` on
+/// an `Option<Quantity>`: any JSON number parses ([`Quantity`]), `null`/absent is
+/// `None`; strings and booleans are errors.
+pub fn opt_quantity<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Quantity>, D::Error> {
+    Option::<Quantity>::deserialize(deserializer)
+}
+
 /// For `#[serde(default, deserialize_with = "crate::api::tolerant::nullable_vec")]` on a
 /// `Vec<T>`: `null` or absent is an empty vector, so callers never tell the two apart.
 pub fn nullable_vec<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>

@@ -145,6 +145,17 @@ impl Cell for Option<f64> {
     }
 }
 
+impl Cell for Option<crate::api::tolerant::Quantity> {
+    fn cell(&self) -> Value {
+        use crate::api::tolerant::Quantity;
+        match *self {
+            Some(Quantity::Whole(n)) => Value::Integer(n),
+            Some(Quantity::Fraction(f)) => Some(f).cell(),
+            None => Value::Null,
+        }
+    }
+}
+
 impl Cell for Option<bool> {
     fn cell(&self) -> Value {
         self.map_or(Value::Null, |b| Value::Integer(i64::from(b)))

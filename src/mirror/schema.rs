@@ -35,6 +35,11 @@ const MIGRATIONS: &[Migration] = &[
         what: "indexes for as-of reads of history; retry count on sync errors",
         sql: v2,
     },
+    Migration {
+        version: 3,
+        what: "entitlement limits stored without loss (NUMERIC: whole numbers as integers)",
+        sql: v3,
+    },
 ];
 
 /// The current table is WITHOUT ROWID: its primary key is the only B-tree, so an
@@ -130,6 +135,35 @@ fn v2() -> String {
     sql
 }
 
+/// SQLite cannot change a column's type in place: the tables that hold entitlement
+/// limits are rebuilt with NUMERIC limit columns, so whole numbers are stored as
+/// integers (REAL rounds anything above 2^53). Copying applies the new affinity:
+/// a stored `100.0` becomes the integer 100.
+fn v3() -> String {
+    use crate::mirror::spec::{ORGANIZATIONS, USER_ORGANIZATIONS};
+    let mut sql = String::new();
+    for spec in [&ORGANIZATIONS, &USER_ORGANIZATIONS] {
+        let name = spec.name;
+        let key: Vec<&str> = spec.key.iter().map(|col| col.name).collect();
+        sql.push_str(&format!(
+            "ALTER TABLE {name} RENAME TO {name}_v2;\n\
+             ALTER TABLE {name}_history RENAME TO {name}_history_v2;\n\
+             DROP INDEX IF EXISTS {name}_scope;\n\
+             DROP INDEX IF EXISTS {name}_history_key;\n"
+        ));
+        sql.push_str(&table_ddl(spec));
+        sql.push_str(&format!(
+            "INSERT INTO {name} SELECT * FROM {name}_v2;\n\
+             INSERT INTO {name}_history SELECT * FROM {name}_history_v2;\n\
+             DROP TABLE {name}_v2;\n\
+             DROP TABLE {name}_history_v2;\n\
+             CREATE INDEX {name}_history_key ON {name}_history ({key}, valid_from);\n",
+            key = key.join(", ")
+        ));
+    }
+    sql
+}
+
 /// The schema version recorded in the mirror (0 for a new file), creating the
 /// migrations table if needed.
 pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -206,5 +240,49 @@ mod tests {
                 .expect("query");
             assert_eq!(count, 2, "{} and its history exist", spec.name);
         }
+    }
+
+    #[test]
+    fn limits_stored_as_real_become_exact_integers_and_fractions_stay() {
+        use crate::mirror::spec::ORGANIZATIONS;
+        let mut conn = Connection::open_in_memory().expect("in-memory db");
+        migrate_to(&mut conn, 2).expect("v2");
+        // A mirror written before version 3: REAL limit columns.
+        conn.execute_batch(&format!(
+            "DROP TABLE organizations; DROP TABLE organizations_history;\n{}\
+             CREATE INDEX organizations_history_key ON organizations_history (id, valid_from);\n\
+             INSERT INTO organizations (id, limit_total_storage, limit_number_of_users, \
+               content_hash, valid_from, run_id) VALUES (1, 100.0, 1.5, x'00', 't', 1);",
+            table_ddl(&ORGANIZATIONS).replace("NUMERIC", "REAL")
+        ))
+        .expect("an old organizations table");
+        assert_eq!(migrate_to(&mut conn, 3).expect("v3"), vec![3]);
+        let (storage, users): (String, String) = conn
+            .query_row(
+                "SELECT typeof(limit_total_storage) || ' ' || limit_total_storage, \
+                 typeof(limit_number_of_users) || ' ' || limit_number_of_users \
+                 FROM organizations WHERE id = 1",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .expect("the row survives");
+        assert_eq!(
+            (storage.as_str(), users.as_str()),
+            ("integer 100", "real 1.5")
+        );
+        // 2^60 + 1 is not a double: stored as an integer, it stays exact.
+        conn.execute(
+            "UPDATE organizations SET limit_compute_time_per_year = ?1 WHERE id = 1",
+            [(1_i64 << 60) + 1],
+        )
+        .expect("update");
+        let back: i64 = conn
+            .query_row(
+                "SELECT limit_compute_time_per_year FROM organizations WHERE id = 1",
+                [],
+                |row| row.get(0),
+            )
+            .expect("read");
+        assert_eq!(back, 1_152_921_504_606_846_977);
     }
 }

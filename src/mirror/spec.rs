@@ -12,6 +12,9 @@ pub enum Ty {
     Int,
     /// Floating point number.
     Real,
+    /// A quantity kept without loss: whole numbers as integers, others as floats
+    /// (SQLite's NUMERIC affinity).
+    Number,
     /// UTF-8 text.
     Text,
     /// 0 or 1.
@@ -28,6 +31,7 @@ impl Ty {
         match self {
             Ty::Int | Ty::Bool => "INTEGER",
             Ty::Real => "REAL",
+            Ty::Number => "NUMERIC",
             Ty::Text | Ty::Json | Ty::Time => "TEXT",
         }
     }
@@ -102,14 +106,15 @@ macro_rules! user_record_columns {
     };
 }
 
-/// Entitlement limit columns (`entitlementLimits.*`): bytes, seconds, seconds, counts.
+/// Entitlement limit columns (`entitlementLimits.*`): bytes, seconds, seconds, counts;
+/// whole numbers are stored as integers (a 2^60 + 1 limit stays exact).
 macro_rules! limit_columns {
     ($($extra:expr),* $(,)?) => {
         &[
             $($extra,)*
-            c("limit_total_storage", Real), c("limit_compute_time_per_year", Real),
-            c("limit_gpu_compute_time_per_year", Real), c("limit_number_of_projects", Real),
-            c("limit_number_of_users", Real),
+            c("limit_total_storage", Number), c("limit_compute_time_per_year", Number),
+            c("limit_gpu_compute_time_per_year", Number), c("limit_number_of_projects", Number),
+            c("limit_number_of_users", Number),
         ]
     };
 }
@@ -628,6 +633,7 @@ pub fn markdown() -> String {
                 Ty::Bool => "INTEGER (0/1)",
                 Ty::Json => "TEXT (JSON)",
                 Ty::Time => "TEXT (timestamp)",
+                Ty::Number => "NUMERIC (whole numbers as INTEGER, others as REAL)",
                 other => other.sql(),
             };
             out.push_str(&format!("| `{}` | {ty} |\n", col.name));

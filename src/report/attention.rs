@@ -66,6 +66,19 @@ pub struct Project {
     pub period_end: Option<String>,
 }
 
+/// A row whose figures lack an input (`complete` false): its report, what it is
+/// about and what it lacks. The rows of one entity in one report (e.g. an
+/// organization's trend periods) are one entry with their count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incomplete {
+    pub report: String,
+    /// e.g. `organization 902 (Name) compute_seconds` or `project 31 (Name)`.
+    pub what: String,
+    pub missing: String,
+    /// Rows of the report this entry stands for.
+    pub rows: usize,
+}
+
 /// Everything that needs action; a list is None when its report was not built.
 #[derive(Debug, Clone, Default)]
 pub struct Attention {
@@ -75,6 +88,9 @@ pub struct Attention {
     pub trials: Option<Vec<Trial>>,
     /// Highest percentage first.
     pub projects: Option<Vec<Project>>,
+    /// Rows with incomplete figures, in report order (None when no report that
+    /// carries `complete` was built).
+    pub incomplete: Option<Vec<Incomplete>>,
 }
 
 /// The counts a person sees first.
@@ -91,6 +107,8 @@ pub struct Counts {
     pub trials_expired: usize,
     pub trials_expiring: usize,
     pub projects: usize,
+    /// Rows whose figures are incomplete, over every report.
+    pub incomplete: usize,
 }
 
 impl Attention {
@@ -100,6 +118,7 @@ impl Attention {
             limits: frames.get("entitlements").map(limits),
             trials: frames.get("trials").map(|df| trials(df, day_of(as_of))),
             projects: frames.get("project_compute").map(projects),
+            incomplete: incomplete(frames),
         }
     }
 
@@ -122,6 +141,13 @@ impl Attention {
             trials_expired: expired,
             trials_expiring: trials.len() - expired,
             projects: self.projects.as_ref().map_or(0, Vec::len),
+            incomplete: self
+                .incomplete
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .map(|i| i.rows)
+                .sum(),
         }
     }
 }
@@ -252,6 +278,91 @@ fn projects(df: &DataFrame) -> Vec<Project> {
             .then(a.project_id.cmp(&b.project_id))
     });
     out
+}
+
+/// The rows with `complete` false of every report that carries the column.
+fn incomplete(frames: &BTreeMap<String, DataFrame>) -> Option<Vec<Incomplete>> {
+    let mut out: Vec<Incomplete> = Vec::new();
+    let mut any = false;
+    for report in crate::report::completeness::REPORTS {
+        let Some(df) = frames.get(report) else {
+            continue;
+        };
+        any = true;
+        let complete = bools(df, "complete");
+        let missing = strs(df, "missing");
+        let rows: Vec<usize> = (0..df.height())
+            .filter(|&r| complete[r] == Some(false))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let what = row_names(report, df);
+        let mut seen: std::collections::HashMap<(&str, &str), usize> = Default::default();
+        for r in rows {
+            let missing = missing[r].unwrap_or("");
+            match seen.get(&(what[r].as_str(), missing)) {
+                Some(&k) => out[k].rows += 1,
+                None => {
+                    seen.insert((what[r].as_str(), missing), out.len());
+                    out.push(Incomplete {
+                        report: report.to_string(),
+                        what: what[r].clone(),
+                        missing: missing.to_string(),
+                        rows: 1,
+                    });
+                }
+            }
+        }
+    }
+    any.then_some(out)
+}
+
+/// What each row of a report is about, as a person reads it.
+fn row_names(report: &str, df: &DataFrame) -> Vec<String> {
+    let named = |kind: &str, id: Option<i64>, name: Option<&str>| {
+        let id = id.map_or_else(|| "?".to_string(), |n| n.to_string());
+        match name {
+            Some(name) => format!("{kind} {id} ({name})"),
+            None => format!("{kind} {id}"),
+        }
+    };
+    let n = df.height();
+    match report {
+        "entitlements" => {
+            let (id, name, metric) = (
+                ints(df, "organization_id"),
+                strs(df, "organization_name"),
+                strs(df, "metric"),
+            );
+            (0..n)
+                .map(|r| {
+                    let org = named("organization", id[r], name[r]);
+                    format!("{org} {}", metric[r].unwrap_or("?"))
+                })
+                .collect()
+        }
+        "project_compute" => {
+            let (id, name) = (ints(df, "project_id"), strs(df, "project_name"));
+            (0..n).map(|r| named("project", id[r], name[r])).collect()
+        }
+        "compute_trends" => {
+            let (kind, id, name) = (
+                strs(df, "entity_type"),
+                ints(df, "entity_id"),
+                strs(df, "entity_name"),
+            );
+            (0..n)
+                .map(|r| named(kind[r].unwrap_or("?"), id[r], name[r]))
+                .collect()
+        }
+        _ => {
+            let (scope, id, name) = (strs(df, "scope"), ints(df, "id"), strs(df, "name"));
+            (0..n)
+                .map(|r| named(scope[r].unwrap_or("?"), id[r], name[r]))
+                .collect()
+        }
+    }
 }
 
 #[cfg(test)]

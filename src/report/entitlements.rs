@@ -90,7 +90,7 @@ fn needs() -> Vec<(String, Kind)> {
         ("dm_prev_day".to_string(), Kind::Day),
     ];
     for m in METRICS {
-        out.push((m.limit.to_string(), Kind::Real));
+        out.push((m.limit.to_string(), Kind::Number));
         out.push((format!("limit_source_{}", m.name), Kind::Text));
         if let Some(col) = m.regular {
             out.push((col.to_string(), Kind::Real));
@@ -107,6 +107,11 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
     let needs = needs();
     let needs: Vec<(&str, Kind)> = needs.iter().map(|(n, k)| (n.as_str(), *k)).collect();
     let now = ctx.read("organizations", &needs)?;
+    let now_dtypes: Vec<(String, DataType)> = now
+        .columns()
+        .iter()
+        .map(|c| (c.name().to_string(), c.dtype().clone()))
+        .collect();
 
     // Usage of the regular sources at the start of the rate window, from the mirror as
     // it stood then: 30 days back, or the first sync when history is shorter.
@@ -139,6 +144,16 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         }
     };
 
+    // Limits stay integers (exact above 2^53) unless one of them has a fraction.
+    let limit_dtype = if METRICS.iter().all(|m| {
+        now_dtypes
+            .iter()
+            .any(|(n, t)| n == m.limit && *t == DataType::Int64)
+    }) {
+        DataType::Int64
+    } else {
+        DataType::Float64
+    };
     let dev = col("dm_day").is_not_null();
     let parts: Vec<LazyFrame> = METRICS
         .iter()
@@ -165,7 +180,7 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
                     .otherwise(regular)
                     .cast(DataType::Float64)
                     .alias("used"),
-                col(m.limit).cast(DataType::Float64).alias("limit"),
+                col(m.limit).cast(limit_dtype.clone()).alias("limit"),
                 when(dev.clone())
                     .then(lit("daily_metrics"))
                     .otherwise(source)

@@ -22,6 +22,8 @@ pub enum Kind {
     Int,
     /// Floating point.
     Real,
+    /// A number kept without loss: integers while every value is whole, else floats.
+    Number,
     /// Text.
     Text,
     /// A mirror timestamp or `YYYY-MM-DD` text, read as its UTC day number (i64).
@@ -31,7 +33,7 @@ pub enum Kind {
 impl Kind {
     fn dtype(self) -> DataType {
         match self {
-            Kind::Int | Kind::Day => DataType::Int64,
+            Kind::Int | Kind::Day | Kind::Number => DataType::Int64,
             Kind::Real => DataType::Float64,
             Kind::Text => DataType::String,
         }
@@ -346,7 +348,7 @@ type Misfit = (String, &'static str);
 impl Builder {
     fn new(hint: Option<Kind>) -> Self {
         let data = match hint {
-            None => Data::Unknown,
+            None | Some(Kind::Number) => Data::Unknown,
             Some(Kind::Int | Kind::Day) => Data::Int(Nums::default()),
             Some(Kind::Real) => Data::Real(Nums::default()),
             Some(Kind::Text) => Data::Text(Vec::new()),
@@ -442,11 +444,11 @@ fn day_value(value: ValueRef<'_>) -> Result<Option<i64>, Misfit> {
 fn coerce(kind: Kind, value: ValueRef<'_>) -> Result<ValueRef<'_>, Misfit> {
     Ok(match (kind, value) {
         (_, ValueRef::Null) => ValueRef::Null,
-        (Kind::Int, ValueRef::Real(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+        (Kind::Int | Kind::Number, ValueRef::Real(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
             ValueRef::Integer(f as i64)
         }
-        (Kind::Int | Kind::Real, ValueRef::Integer(_) | ValueRef::Real(_)) => value,
-        (Kind::Int | Kind::Real, ValueRef::Text(t)) => {
+        (Kind::Int | Kind::Real | Kind::Number, ValueRef::Integer(_) | ValueRef::Real(_)) => value,
+        (Kind::Int | Kind::Real | Kind::Number, ValueRef::Text(t)) => {
             let text = String::from_utf8_lossy(t);
             let trimmed = text.trim();
             if let Ok(n) = trimmed.parse::<i64>() {
@@ -457,7 +459,7 @@ fn coerce(kind: Kind, value: ValueRef<'_>) -> Result<ValueRef<'_>, Misfit> {
                 return Err((text.into_owned(), "a number"));
             }
         }
-        (Kind::Int | Kind::Real, other) => return Err((value_text(other), "a number")),
+        (Kind::Int | Kind::Real | Kind::Number, other) => return Err((value_text(other), "a number")),
         _ => value,
     })
 }

@@ -13,6 +13,7 @@
 
 pub(crate) mod attention;
 pub(crate) mod cols;
+pub(crate) mod completeness;
 pub(crate) mod coverage;
 pub(crate) mod dates;
 pub mod error;
@@ -305,7 +306,9 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         cause: source,
     })?;
 
-    let built = build_all(opts, &jobs, &formats, &dir, conn)?;
+    // Read once: every report's rows take their completeness from it.
+    let complete = completeness::Completeness::read(&conn)?;
+    let built = build_all(opts, &jobs, &formats, &dir, conn, &complete)?;
 
     let mut files = Vec::new();
     let mut frames = BTreeMap::new();
@@ -423,7 +426,10 @@ fn output_formats(asked: &[Format]) -> (Vec<Format>, bool) {
 /// attribute projects and developer profiles. Calling it again moves the cut-off.
 pub(crate) fn install_views(conn: &Connection, as_of: NaiveDate) -> rusqlite::Result<()> {
     asof::install(conn, as_of)?;
-    conn.execute_batch(include_str!("../../queries/attribution.sql"))
+    conn.execute_batch(include_str!("../../queries/attribution.sql"))?;
+    conn.execute_batch(
+        &include_str!("../../queries/completeness.sql").replace("{cutoff}", &asof::cutoff(as_of)),
+    )
 }
 
 /// Opens the mirror read-only with the as-of views of `as_of`.
@@ -461,6 +467,7 @@ fn build_all(
     formats: &[Format],
     dir: &Path,
     first_conn: Connection,
+    complete: &completeness::Completeness,
 ) -> Result<Vec<Built>, ReportError> {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| cost(&jobs[i]));
@@ -497,7 +504,7 @@ fn build_all(
                     let outcome = error::unpanicked(
                         &job.name,
                         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            build_one(opts, &conn, job, formats, dir)
+                            build_one(opts, &conn, job, formats, dir, complete)
                         })),
                     );
                     if outcome.is_err() {
@@ -524,6 +531,7 @@ fn build_one(
     job: &Job,
     formats: &[Format],
     dir: &Path,
+    complete: &completeness::Completeness,
 ) -> Result<Built, ReportError> {
     let ctx = Ctx {
         conn,
@@ -551,6 +559,9 @@ fn build_one(
             }
         }
     };
+    if !job.custom {
+        df = complete.attach(&job.name, df)?;
+    }
     let built = started.elapsed();
     if opts.redact_pii {
         df = pii::redact(&job.name, df, job.custom)?;

@@ -30,6 +30,7 @@ pub fn summary(outcome: &ReportOutcome) -> String {
     limits(&mut out, attention, outcome.as_of);
     trials(&mut out, attention, outcome.as_of);
     projects(&mut out, attention);
+    incomplete(&mut out, attention);
     if let Some(df) = outcome.frames.get("compute_trends") {
         top_users(&mut out, df);
     }
@@ -140,6 +141,26 @@ fn projects(out: &mut String, attention: &Attention) {
         );
     }
     more(out, projects.len());
+}
+
+fn incomplete(out: &mut String, attention: &Attention) {
+    let Some(rows) = &attention.incomplete else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "Rows with incomplete figures (a lower bound): {}",
+        attention.counts().incomplete
+    );
+    for i in rows.iter().take(MAX_LINES) {
+        let times = if i.rows > 1 {
+            format!(" ({} rows)", i.rows)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(out, "  {}: {}{times} lacks {}", i.report, i.what, i.missing);
+    }
+    more(out, rows.len());
 }
 
 fn top_users(out: &mut String, df: &DataFrame) {

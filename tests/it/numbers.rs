@@ -19,21 +19,21 @@ use std::path::Path;
 const BIG_LIMIT: i64 = 1 << 60;
 
 /// The shaped parts of the world.
-struct Shape {
+pub(crate) struct Shape {
     /// The organization with exactly three projects, the first soft-deleted.
-    org: i64,
+    pub org: i64,
     /// Its projects: (id, compute used in ms).
-    projects: [(i64, i64); 3],
+    pub projects: [(i64, i64); 3],
     /// An organization left without projects.
-    empty_org: i64,
+    pub empty_org: i64,
     /// The deleted project's `deletedDate` as the mirror writes it.
-    deleted_date: String,
+    pub deleted_date: String,
 }
 
 /// The tiny generated world, reshaped: organization `org` keeps three projects
 /// using 1,000,000 ms, 2,500,000 ms and (soft-deleted three days ago) 7,000,000 ms of
 /// compute, with a compute limit of 2^60 s; `empty_org` loses all of its projects.
-fn shaped_world() -> (World, Shape) {
+pub(crate) fn shaped_world() -> (World, Shape) {
     let mut world = generate(Profile::Tiny, 42, common::start_date());
     let now = world.now;
     let regular: Vec<i64> = world
@@ -99,11 +99,11 @@ fn shaped_world() -> (World, Shape) {
     )
 }
 
-async fn start(world: World) -> SandboxHandle {
+pub(crate) async fn start(world: World) -> SandboxHandle {
     common::start(Profile::Tiny, FaultSpec::default(), Some(world)).await
 }
 
-async fn sync_once(sb: &SandboxHandle, db: &Path) -> SyncOutcome {
+pub(crate) async fn sync_once(sb: &SandboxHandle, db: &Path) -> SyncOutcome {
     sync::run(&common::admin(sb), &common::sync_opts(sb, db), None)
         .await
         .expect("sync runs")
@@ -120,7 +120,7 @@ fn build(db: &Path, dir: &Path, names: &[&str]) -> std::path::PathBuf {
 }
 
 /// Serves `body` with `status` at `path` instead of the world's answer.
-async fn set_override(sb: &SandboxHandle, path: &str, status: u16, body: Vec<u8>) {
+pub(crate) async fn set_override(sb: &SandboxHandle, path: &str, status: u16, body: Vec<u8>) {
     let answer = common::http()
         .post(format!(
             "{}/sandbox/override?path={path}&status={status}",

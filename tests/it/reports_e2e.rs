@@ -96,15 +96,21 @@ async fn reports_match_hand_computations_from_the_api_and_need_no_network() {
             .count();
         expected.insert(
             (id, "storage_bytes"),
-            (storage as f64, limits.total_storage),
+            (storage as f64, limits.total_storage.map(|q| q.as_f64())),
         );
         expected.insert(
             (id, "users"),
-            (o.users.len() as f64, limits.number_of_users),
+            (
+                o.users.len() as f64,
+                limits.number_of_users.map(|q| q.as_f64()),
+            ),
         );
         expected.insert(
             (id, "projects"),
-            (projects as f64, limits.number_of_projects),
+            (
+                projects as f64,
+                limits.number_of_projects.map(|q| q.as_f64()),
+            ),
         );
         for member in o.users.iter().filter_map(|u| u.id) {
             let user = client

@@ -2,7 +2,7 @@
 
 use super::envelope::impl_api_response;
 use super::{Dataset, Experiment, OrganizationMember, Project, Readme};
-use crate::api::tolerant::Timestamp;
+use crate::api::tolerant::{Quantity, Timestamp};
 use serde::{Deserialize, Serialize};
 
 /// An organization.
@@ -97,25 +97,26 @@ pub struct OrganizationPerformance {
     pub job_limit_m: Option<i64>,
 }
 
-/// Entitlements of an organization (see Limits in the spec; units not given there).
+/// Entitlements of an organization (see Limits in the spec; units not given there);
+/// whole numbers are kept exact ([`Quantity`]).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntitlementLimits {
     /// Storage entitlement.
-    #[serde(default, deserialize_with = "crate::api::tolerant::opt_f64")]
-    pub total_storage: Option<f64>,
+    #[serde(default, deserialize_with = "crate::api::tolerant::opt_quantity")]
+    pub total_storage: Option<Quantity>,
     /// Compute time entitlement per year.
-    #[serde(default, deserialize_with = "crate::api::tolerant::opt_f64")]
-    pub compute_time_per_year: Option<f64>,
+    #[serde(default, deserialize_with = "crate::api::tolerant::opt_quantity")]
+    pub compute_time_per_year: Option<Quantity>,
     /// GPU compute time entitlement per year.
-    #[serde(default, deserialize_with = "crate::api::tolerant::opt_f64")]
-    pub gpu_compute_time_per_year: Option<f64>,
+    #[serde(default, deserialize_with = "crate::api::tolerant::opt_quantity")]
+    pub gpu_compute_time_per_year: Option<Quantity>,
     /// Project count entitlement.
-    #[serde(default, deserialize_with = "crate::api::tolerant::opt_f64")]
-    pub number_of_projects: Option<f64>,
+    #[serde(default, deserialize_with = "crate::api::tolerant::opt_quantity")]
+    pub number_of_projects: Option<Quantity>,
     /// User count entitlement.
-    #[serde(default, deserialize_with = "crate::api::tolerant::opt_f64")]
-    pub number_of_users: Option<f64>,
+    #[serde(default, deserialize_with = "crate::api::tolerant::opt_quantity")]
+    pub number_of_users: Option<Quantity>,
 }
 
 /// Response of get-organization (`GET /v1/api/organizations/{organizationId}`).
@@ -344,8 +345,11 @@ mod tests {
             Some(120)
         );
         let limits = response.entitlement_limits.as_ref().expect("limits");
-        assert_eq!(limits.compute_time_per_year, Some(3_600_000.5));
-        assert_eq!(limits.total_storage, Some(107_374_182_400.0));
+        assert_eq!(
+            limits.compute_time_per_year,
+            Some(Quantity::Fraction(3_600_000.5))
+        );
+        assert_eq!(limits.total_storage, Some(Quantity::Whole(107_374_182_400)));
     }
 
     #[test]

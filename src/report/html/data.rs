@@ -255,6 +255,8 @@ pub struct Actions {
     pub limits: Option<ActionTable>,
     pub trials: Option<ActionTable>,
     pub projects: Option<ActionTable>,
+    /// Whether a report that carries `complete` was built (its card is shown).
+    pub incomplete: bool,
 }
 
 pub fn actions(attention: &Attention, as_of: NaiveDate) -> Actions {
@@ -262,6 +264,7 @@ pub fn actions(attention: &Attention, as_of: NaiveDate) -> Actions {
         limits: attention.limits.as_ref().map(|l| limit_actions(l, as_of)),
         trials: attention.trials.as_deref().map(trial_actions),
         projects: attention.projects.as_ref().map(|p| project_actions(p)),
+        incomplete: attention.incomplete.is_some(),
     }
 }
 

@@ -170,6 +170,12 @@ fn cards(p: &Parts<'_>) -> Markup {
                     "projects over the budget flag"
                 } "\n"
             }
+            @if p.actions.incomplete {
+                li data-count="incomplete" data-value=(c.incomplete) {
+                    strong { (c.incomplete) }
+                    "rows with incomplete figures (see their `missing` column)"
+                } "\n"
+            }
         } "\n"
     }
 }
