@@ -31,6 +31,10 @@
 //!   returns a [`report::ReportOutcome`] listing the files written, with a manifest.
 //!   [`report::builtin_names`] lists the built-in reports.
 //!
+//! * [`alerts`]: events when an entitlement crosses a threshold, a trial nears its
+//!   end or syncs keep failing. [`alerts::run`] takes [`alerts::AlertOptions`] and
+//!   returns an [`alerts::AlertOutcome`]; webhooks are signed by [`alerts::Webhook`].
+//!
 //! * [`cli`]: the command line of the binary: [`cli::args::Cli`] (clap) parsed by
 //!   `main`, [`cli::run`] to execute it, and [`cli::Exit`] for the exit status.
 //!
@@ -43,6 +47,7 @@
 //! daily-metrics scanner, the report frames and SQL helpers, the settings and
 //! scheduling of the daemon) is crate-internal.
 
+pub mod alerts;
 pub mod api;
 pub(crate) mod cause;
 pub mod cli;

@@ -3,7 +3,7 @@
 use crate::cli::Exit;
 use crate::cli::args::{DaemonArgs, ReportArgs};
 use crate::cli::settings::Settings;
-use crate::cli::{report_cmd, sync_cmd};
+use crate::cli::{alerts_cmd, report_cmd, sync_cmd};
 use crate::report::Format;
 use crate::schedule::{cron, daemon};
 use crate::shutdown::Shutdown;
@@ -41,6 +41,12 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
         settings.config.report.formats.as_ref(),
         &[Format::Csv, Format::Json, Format::Html],
     )?;
+    // Checked (secret file included) at start, so a mistake stops the daemon now
+    // rather than failing every night.
+    let alerts = match &settings.config.alerts {
+        Some(_) => Some(alerts_cmd::options(settings, &Default::default())?),
+        None => None,
+    };
     let cfg = daemon::DaemonConfig {
         sync_cron,
         report_cron,
@@ -48,6 +54,7 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
         sync,
         report,
         retention_days: settings.config.report.retention_days,
+        alerts,
     };
     // The daemon's normal end is a signal, so it exits 0 on one.
     daemon::run(cfg, Shutdown::on_signals()?).await?;
