@@ -566,6 +566,14 @@ async fn the_daemon_sends_alerts_after_its_report_job_and_never_logs_the_secret(
         })
         .expect("outbox");
     assert!(!stored.contains(key));
+    // `status` counts the outbox.
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
+        .args(["--db", db.to_str().expect("utf-8"), "status", "--format", "json"])
+        .output()
+        .expect("status runs");
+    let status: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
+    let outbox = status["alert_outbox"].to_string();
+    assert!(outbox.contains("delivered"), "{outbox}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
