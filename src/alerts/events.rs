@@ -50,6 +50,19 @@ pub(crate) struct Observation {
     pub text: String,
 }
 
+impl Observation {
+    /// The event of one of its edges.
+    pub(crate) fn into_event(self, kind: Kind, id: String, now: &str) -> Event {
+        Event {
+            kind: kind.as_str().to_string(),
+            id,
+            timestamp: now.to_string(),
+            text: self.text,
+            data: self.data,
+        }
+    }
+}
+
 /// The entitlement rows at or over each threshold.
 pub(crate) fn entitlements(
     df: &DataFrame,

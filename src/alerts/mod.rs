@@ -360,12 +360,10 @@ fn listed(
     observations
         .into_iter()
         .filter(|o| o.active && kinds.contains(&o.kind))
-        .map(|o| Event {
-            kind: o.kind.as_str().to_string(),
-            id: state::event_id(&o.key, &as_of.to_string(), "as-of"),
-            timestamp: now.to_string(),
-            text: o.text,
-            data: o.data,
+        .map(|o| {
+            let id = state::event_id(&o.key, &as_of.to_string(), "as-of");
+            let kind = o.kind;
+            o.into_event(kind, id, now)
         })
         .collect()
 }

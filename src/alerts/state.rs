@@ -78,40 +78,29 @@ pub(crate) fn transitions(
         if obs.active && !was_active {
             let crossing = crossings + 1;
             let id = event_id(&obs.key, &crossing.to_string(), "");
-            if emit.contains(&obs.kind) {
-                out.fired.push(Event {
-                    kind: obs.kind.as_str().to_string(),
-                    id: id.clone(),
-                    timestamp: now.to_string(),
-                    text: obs.text,
-                    data: obs.data,
-                });
-            }
             out.changes.push(Change {
-                key: obs.key,
+                key: obs.key.clone(),
                 kind: obs.kind,
                 active: true,
                 crossings: crossing,
-                event_id: id,
+                event_id: id.clone(),
             });
-        } else if !obs.active && was_active {
-            let recovered = event_id(&obs.key, &crossings.to_string(), "recovered");
-            if obs.kind == Kind::SyncFailing && emit.contains(&Kind::SyncRecovered) {
-                out.fired.push(Event {
-                    kind: Kind::SyncRecovered.as_str().to_string(),
-                    id: recovered,
-                    timestamp: now.to_string(),
-                    text: obs.text,
-                    data: obs.data,
-                });
+            if emit.contains(&obs.kind) {
+                let kind = obs.kind;
+                out.fired.push(obs.into_event(kind, id, now));
             }
+        } else if !obs.active && was_active {
             out.changes.push(Change {
-                key: obs.key,
+                key: obs.key.clone(),
                 kind: obs.kind,
                 active: false,
                 crossings,
                 event_id: String::new(),
             });
+            if obs.kind == Kind::SyncFailing && emit.contains(&Kind::SyncRecovered) {
+                let id = event_id(&obs.key, &crossings.to_string(), "recovered");
+                out.fired.push(obs.into_event(Kind::SyncRecovered, id, now));
+            }
         }
     }
     for (key, s) in stored {

@@ -77,7 +77,8 @@ impl Default for Retry {
 /// Where events go, and how.
 #[derive(Debug, Clone)]
 pub struct Webhook {
-    url: String,
+    /// A secret: chat tools put their token in the URL.
+    url: Secret,
     key: SigningKey,
     http: reqwest::Client,
     retry: Retry,
@@ -90,9 +91,9 @@ impl Webhook {
     /// A sender to `url` (http or https).
     pub fn new(url: &str, key: SigningKey, retry: Retry) -> Result<Webhook, AlertError> {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(AlertError::Setup(format!(
-                "the webhook URL {url:?} must start with http:// or https://"
-            )));
+            return Err(AlertError::Setup(
+                "the webhook URL must start with http:// or https://".to_string(),
+            ));
         }
         // reqwest is built without a default crypto provider; installing twice is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -102,7 +103,7 @@ impl Webhook {
             .build()
             .map_err(|e| AlertError::Setup(format!("cannot set up the webhook client: {e}")))?;
         Ok(Webhook {
-            url: url.to_string(),
+            url: Secret::new(url),
             key,
             http,
             retry,
@@ -131,7 +132,7 @@ impl Webhook {
         let timestamp = chrono::Utc::now().timestamp();
         let sent = self
             .http
-            .post(&self.url)
+            .post(self.url.expose())
             .header("content-type", "application/json")
             .header("webhook-id", id)
             .header("webhook-timestamp", timestamp.to_string())
@@ -144,7 +145,11 @@ impl Webhook {
             Err(e) => {
                 return Delivery::Pending {
                     status: None,
-                    error: format!("no answer from {}: {}", self.url, crate::cause::chain(&e)),
+                    // The URL stays out: a chat tool's webhook URL is itself a secret.
+                    error: format!(
+                        "no answer from the webhook: {}",
+                        crate::cause::chain(&e.without_url())
+                    ),
                 };
             }
         };

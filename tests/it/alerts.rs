@@ -194,6 +194,17 @@ async fn set_user_limit(sb: &SandboxHandle, db: &Path, org: i64, limit: f64) {
     assert_eq!(sync(sb, db).await, RunStatus::Succeeded);
 }
 
+/// A synced tiny world in which one organization's user limit was lowered to its
+/// user count (100 %: crossing 80 and 100): (sandbox, scratch dir, mirror, org).
+async fn crossed_world() -> (SandboxHandle, tempfile::TempDir, std::path::PathBuf, i64) {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (dir, db) = common::scratch();
+    assert_eq!(sync(&sb, &db).await, RunStatus::Succeeded);
+    let (org, users) = quiet_organization(&db, dir.path());
+    set_user_limit(&sb, &db, org, users).await;
+    (sb, dir, db, org)
+}
+
 fn user_events(events: &[alerts::Event], org: i64) -> Vec<(f64, String)> {
     let mut out: Vec<(f64, String)> = events
         .iter()
@@ -294,11 +305,7 @@ async fn signed_events_fire_once_per_crossing_and_again_after_a_limit_increase_r
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_receiver_answering_500_then_200_gets_every_event_exactly_once_and_410_fails_them() {
-    let sb = common::sandbox(Profile::Tiny).await;
-    let (dir, db) = common::scratch();
-    assert_eq!(sync(&sb, &db).await, RunStatus::Succeeded);
-    let (org, users) = quiet_organization(&db, dir.path());
-    set_user_limit(&sb, &db, org, users).await;
+    let (sb, _dir, db, _org) = crossed_world().await;
 
     // Three 500s: the first event's two attempts of run 1 fail (the run stops
     // sending), its first attempt of run 2 fails too, then everything is taken.
@@ -411,11 +418,7 @@ async fn failing_syncs_fire_once_and_a_success_sends_recovered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_past_as_of_and_a_dry_run_change_nothing_and_jsonl_gets_one_line_per_event() {
-    let sb = common::sandbox(Profile::Tiny).await;
-    let (dir, db) = common::scratch();
-    assert_eq!(sync(&sb, &db).await, RunStatus::Succeeded);
-    let (org, users) = quiet_organization(&db, dir.path());
-    set_user_limit(&sb, &db, org, users).await;
+    let (_sb, dir, db, org) = crossed_world().await;
 
     let mut dry = options(&db, None);
     dry.dry_run = true;
@@ -501,11 +504,7 @@ fn alerts_config(dir: &Path, url: &str, jsonl: &Path) -> std::path::PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_daemon_sends_alerts_after_its_report_job_and_never_logs_the_secret() {
-    let sb = common::sandbox(Profile::Tiny).await;
-    let (dir, db) = common::scratch();
-    assert_eq!(sync(&sb, &db).await, RunStatus::Succeeded);
-    let (org, users) = quiet_organization(&db, dir.path());
-    set_user_limit(&sb, &db, org, users).await;
+    let (sb, dir, db, org) = crossed_world().await;
     let rx = Receiver::start(&[], None).await;
     let jsonl = dir.path().join("alerts.jsonl");
     let config = alerts_config(dir.path(), &rx.url, &jsonl);
@@ -568,7 +567,13 @@ async fn the_daemon_sends_alerts_after_its_report_job_and_never_logs_the_secret(
     assert!(!stored.contains(key));
     // `status` counts the outbox.
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
-        .args(["--db", db.to_str().expect("utf-8"), "status", "--format", "json"])
+        .args([
+            "--db",
+            db.to_str().expect("utf-8"),
+            "status",
+            "--format",
+            "json",
+        ])
         .output()
         .expect("status runs");
     let status: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
@@ -576,31 +581,35 @@ async fn the_daemon_sends_alerts_after_its_report_job_and_never_logs_the_secret(
     assert!(outbox.contains("delivered"), "{outbox}");
 }
 
+/// `orgledger alerts` with `config`: (success, stderr).
+fn alerts_cli(config: &Path, db: &Path) -> (bool, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
+        .args(["--config", config.to_str().expect("utf-8")])
+        .args(["--db", db.to_str().expect("utf-8"), "alerts"])
+        .output()
+        .expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_webhook_secret_file_others_can_read_is_refused_without_echoing_it() {
+    use std::os::unix::fs::PermissionsExt;
     let (dir, db) = common::scratch();
     let jsonl = dir.path().join("a.jsonl");
     let config = alerts_config(dir.path(), "http://127.0.0.1:9/hook", &jsonl);
-    use std::os::unix::fs::PermissionsExt;
     let secret = dir.path().join("webhook-secret");
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
-        .args(["--config", config.to_str().expect("utf-8")])
-        .args(["--db", db.to_str().expect("utf-8"), "alerts"])
-        .output()
-        .expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let (ok, stderr) = alerts_cli(&config, &db);
+    assert!(!ok);
     assert!(stderr.contains("chmod 600"), "{stderr}");
+    assert!(!stderr.contains(SECRET), "{stderr}");
     std::fs::write(&secret, "not-a-webhook-secret").expect("write");
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
-        .args(["--config", config.to_str().expect("utf-8")])
-        .args(["--db", db.to_str().expect("utf-8"), "alerts"])
-        .output()
-        .expect("runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let (ok, stderr) = alerts_cli(&config, &db);
+    assert!(!ok);
     assert!(stderr.contains("whsec_"), "{stderr}");
     assert!(!stderr.contains("not-a-webhook-secret"), "{stderr}");
 }
