@@ -35,6 +35,8 @@ pub struct Config {
     /// Report settings.
     #[serde(default)]
     pub report: ReportConfig,
+    /// Alerts; the daemon evaluates them after each report job only when present.
+    pub alerts: Option<AlertsConfig>,
     /// Parquet export settings.
     #[serde(default)]
     pub export: ExportConfig,
@@ -92,6 +94,28 @@ pub struct ReportConfig {
     pub redact_pii: Option<bool>,
     /// Folder with SQL extracts.
     pub queries: Option<PathBuf>,
+}
+
+/// `[alerts]` (docs/alerts.md). Flags of `orgledger alerts` override it.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertsConfig {
+    /// Percentages of an entitlement limit that fire `entitlement.threshold`.
+    pub thresholds: Option<Vec<f64>>,
+    /// `trial.expiring` this many days before the expiration.
+    pub trial_expiring_days: Option<i64>,
+    /// `trial.deletion_due` this many days before the organization's deletion.
+    pub trial_deletion_days: Option<i64>,
+    /// `sync.failing` after this many failed or partial syncs in a row.
+    pub sync_failing_runs: Option<u32>,
+    /// The event types to evaluate (default: all).
+    pub kinds: Option<Vec<String>>,
+    /// Where events are POSTed (Standard Webhooks).
+    pub webhook_url: Option<String>,
+    /// File holding the signing secret `whsec_<base64>` (mode 600).
+    pub webhook_secret_file: Option<PathBuf>,
+    /// File that gets one JSON event per line, appended.
+    pub jsonl: Option<PathBuf>,
 }
 
 /// A config file that cannot be used. Causes are said inline and are not
@@ -174,6 +198,11 @@ mod tests {
         let cfg: Config = toml::from_str(example).expect("example parses");
         assert!(cfg.base_url.is_some());
         assert!(cfg.schedule.sync.is_some());
+        let alerts = cfg.alerts.expect("the example has [alerts]");
+        assert_eq!(alerts.thresholds, Some(vec![80.0, 100.0, 150.0]));
+        assert!(alerts.webhook_secret_file.is_some());
+        let err = toml::from_str::<Config>("[alerts]\nthreshold = [80]").expect_err("typo");
+        assert!(err.to_string().contains("threshold"));
         let err = toml::from_str::<Config>("bse_url = 'x'").expect_err("typo");
         assert!(err.to_string().contains("bse_url"));
     }

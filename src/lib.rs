@@ -34,6 +34,9 @@
 //! * [`export`]: the mirror as Parquet files. [`export::run`] takes
 //!   [`export::ExportOptions`] (mirror, folder, as-of date or history, tables) and
 //!   returns an [`export::ExportOutcome`] listing the files, with `_manifest.json`.
+//! * [`alerts`]: events when an entitlement crosses a threshold, a trial nears its
+//!   end or syncs keep failing. [`alerts::run`] takes [`alerts::AlertOptions`] and
+//!   returns an [`alerts::AlertOutcome`]; webhooks are signed by [`alerts::Webhook`].
 //!
 //! * [`cli`]: the command line of the binary: [`cli::args::Cli`] (clap) parsed by
 //!   `main`, [`cli::run`] to execute it, and [`cli::Exit`] for the exit status.
@@ -47,6 +50,7 @@
 //! daily-metrics scanner, the report frames and SQL helpers, the settings and
 //! scheduling of the daemon) is crate-internal.
 
+pub mod alerts;
 pub mod api;
 pub(crate) mod cause;
 pub mod cli;

@@ -62,6 +62,8 @@ pub enum Command {
     Sync(SyncArgs),
     /// Build reports from the mirror (never touches the network).
     Report(ReportArgs),
+    /// Send alerts: entitlement thresholds, trials, failing syncs (docs/alerts.md).
+    Alerts(AlertsArgs),
     /// Run sync and report on cron schedules until stopped.
     Daemon(DaemonArgs),
     /// Write the mirror's tables as Parquet files for warehouses (never touches the network).
@@ -180,6 +182,28 @@ pub enum ReportFormat {
     Html,
     /// Typed columns in Parquet (zstd), for DuckDB, Spark and warehouses.
     Parquet,
+}
+
+/// `alerts` options (they override `[alerts]` of the config file).
+#[derive(Debug, Args, Clone, Default)]
+pub struct AlertsArgs {
+    /// Evaluate the mirror as it stood at the end of this day (UTC) [default: today].
+    /// A day before the latest evaluated one is read-only: its alerts are printed,
+    /// nothing is stored or sent.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = calendar_day)]
+    pub as_of: Option<chrono::NaiveDate>,
+    /// POST each new event to this URL (Standard Webhooks, signed).
+    #[arg(long, value_name = "URL")]
+    pub webhook: Option<String>,
+    /// File holding the webhook signing secret `whsec_<base64>` (mode 600).
+    #[arg(long, value_name = "FILE")]
+    pub webhook_secret_file: Option<PathBuf>,
+    /// Append each new event as one JSON line to FILE (`-`: stdout).
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+    /// Print the events that would be sent; store and send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `daemon` options.

@@ -5,7 +5,8 @@
 //! download of exactly the URLs that sync fetched, at the same concurrency (the
 //! baseline), then a re-sync of the unchanged world (must write no row). Report:
 //! every built-in report over that mirror. Export: the Parquet export of that mirror.
-//! Figures go to stdout, one per line, and as one JSON object at the end.
+//! Alerts: one evaluation from the mirror, one from a report job's tables. Figures go
+//! to stdout, one per line, and as one JSON object at the end.
 
 use crate::api::client::JWT_HEADER;
 use crate::api::operation as op;
@@ -284,6 +285,19 @@ pub async fn run(args: &BenchArgs) -> Result<Exit> {
             figures.insert(k.into(), serde_json::json!((v * 100.0).round() / 100.0));
         }
     }
+    if args.target != BenchTarget::Sync {
+        let (first, again, events) = time_alerts(&db, dir.path()).await?;
+        println!(
+            "alerts: {first:.2} s for the first evaluation ({events} events, from the mirror), {again:.2} s with the report job's tables (target < 1 s beyond the report)"
+        );
+        for (k, v) in [
+            ("alerts_seconds", first),
+            ("alerts_after_report_seconds", again),
+        ] {
+            figures.insert(k.into(), serde_json::json!((v * 100.0).round() / 100.0));
+        }
+        figures.insert("alert_events".into(), events.into());
+    }
     println!("{}", serde_json::Value::Object(figures));
     drop(sandbox);
     Ok(Exit::Ok)
@@ -433,6 +447,25 @@ async fn time_export(db: &std::path::Path, out: &std::path::Path) -> Result<Expo
     figures.peak_rss_mb = peak_rss_mb();
     figures.times.sort_by(f64::total_cmp);
     Ok(figures)
+}
+
+/// Alerts over `db` (events appended to a scratch JSON Lines file): the first
+/// evaluation builds its own tables and stores every crossing; the second is the
+/// daemon's path, handed the tables of a report run. Returns both times in seconds
+/// and the first run's events.
+async fn time_alerts(db: &std::path::Path, dir: &std::path::Path) -> Result<(f64, f64, usize)> {
+    let today = chrono::Utc::now().date_naive();
+    let mut opts = crate::alerts::AlertOptions::new(db, today);
+    opts.jsonl = Some(crate::alerts::Jsonl::File(dir.join("alerts.jsonl")));
+    let started = Instant::now();
+    let first = crate::alerts::run(&opts, None).await?;
+    let first_s = started.elapsed().as_secs_f64();
+    let mut ropts = ReportOptions::new(db, today);
+    ropts.out_root = dir.join("alert-reports");
+    let outcome = tokio::task::spawn_blocking(move || report::run(&ropts)).await??;
+    let started = Instant::now();
+    crate::alerts::run(&opts, Some(outcome.frames)).await?;
+    Ok((first_s, started.elapsed().as_secs_f64(), first.events.len()))
 }
 
 /// A scratch folder under the system temp dir, removed when dropped.

@@ -4,7 +4,7 @@ use crate::cli::Exit;
 use crate::cli::UsageError;
 use crate::cli::args::{DaemonArgs, ExportArgs, ReportArgs};
 use crate::cli::settings::Settings;
-use crate::cli::{export_cmd, report_cmd, sync_cmd};
+use crate::cli::{alerts_cmd, export_cmd, report_cmd, sync_cmd};
 use crate::report::Format;
 use crate::schedule::{cron, daemon};
 use crate::shutdown::Shutdown;
@@ -68,6 +68,12 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
         .after_sync
         .unwrap_or(false)
         .then(|| export_cmd::options(settings, &ExportArgs::default()));
+    // Checked (secret file included) at start, so a mistake stops the daemon now
+    // rather than failing every night.
+    let alerts = match &settings.config.alerts {
+        Some(_) => Some(alerts_cmd::options(settings, &Default::default())?),
+        None => None,
+    };
     let cfg = daemon::DaemonConfig {
         sync_cron,
         report_cron,
@@ -82,6 +88,7 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
             .stale_after_periods
             .unwrap_or(DEFAULT_STALE_AFTER_PERIODS),
         export,
+        alerts,
     };
     // The daemon's normal end is a signal, so it exits 0 on one.
     daemon::run(cfg, Shutdown::on_signals()?).await?;

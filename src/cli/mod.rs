@@ -1,6 +1,7 @@
 //! The command line: definitions in [`args`], one handler module per command.
 //! Handlers return an exit status; errors carry context for the user (anyhow).
 
+pub(crate) mod alerts_cmd;
 pub(crate) mod api_cmd;
 pub mod args;
 #[cfg(feature = "sandbox")]
@@ -83,6 +84,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             let settings = settings.clone();
             tokio::task::spawn_blocking(move || report_cmd::run(&settings, &args)).await?
         }
+        Command::Alerts(args) => alerts_cmd::run(&settings, &args).await,
         Command::Daemon(args) => daemon_cmd::run(&settings, &args).await,
         Command::Export(args) => {
             let settings = settings.clone();

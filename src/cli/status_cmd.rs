@@ -43,6 +43,10 @@ fn sections(conn: &Connection) -> Result<Vec<(&'static str, ResultSet)>, mirror:
         (RUNS_TITLE, table::fetch(conn, RUNS_SQL)?),
         ("tables", table::fetch(conn, &tables_sql())?),
         ("recent errors", table::fetch(conn, ERRORS_SQL)?),
+        (
+            "alert outbox",
+            table::fetch(conn, crate::alerts::outbox::STATUS_SQL)?,
+        ),
     ])
 }
 

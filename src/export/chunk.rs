@@ -27,7 +27,7 @@ impl Builder {
         let name = col.name.into();
         match col.ty {
             Ty::Int => Builder::Int(PrimitiveChunkedBuilder::new(name, capacity)),
-            Ty::Real => Builder::Real(PrimitiveChunkedBuilder::new(name, capacity)),
+            Ty::Real | Ty::Number => Builder::Real(PrimitiveChunkedBuilder::new(name, capacity)),
             Ty::Bool => Builder::Bool(BooleanChunkedBuilder::new(name, capacity)),
             Ty::Text | Ty::Json => Builder::Text(StringChunkedBuilder::new(name, capacity)),
             Ty::Time => Builder::Time(PrimitiveChunkedBuilder::new(name, capacity)),

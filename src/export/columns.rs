@@ -95,11 +95,13 @@ impl TablePlan {
 }
 
 /// The Parquet-side type of a mirror column: integers Int64, booleans Boolean,
-/// timestamps UTC instants in milliseconds; JSON stays text.
+/// timestamps UTC instants in milliseconds; JSON stays text. NUMERIC limits
+/// (whole or fractional in one column) are Float64: one Parquet type per column,
+/// exact up to 2^53; the mirror and the reports keep larger whole limits exact.
 pub fn dtype(ty: Ty) -> DataType {
     match ty {
         Ty::Int => DataType::Int64,
-        Ty::Real => DataType::Float64,
+        Ty::Real | Ty::Number => DataType::Float64,
         Ty::Bool => DataType::Boolean,
         Ty::Text | Ty::Json => DataType::String,
         Ty::Time => DataType::Datetime(TimeUnit::Milliseconds, Some(TimeZone::UTC)),

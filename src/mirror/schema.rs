@@ -40,6 +40,11 @@ const MIGRATIONS: &[Migration] = &[
         what: "entitlement limits stored without loss (NUMERIC: whole numbers as integers)",
         sql: v3,
     },
+    Migration {
+        version: 4,
+        what: "alert state, alert runs and the alert outbox",
+        sql: v4,
+    },
 ];
 
 /// The current table is WITHOUT ROWID: its primary key is the only B-tree, so an
@@ -162,6 +167,41 @@ fn v3() -> String {
         ));
     }
     sql
+}
+
+/// The alerts' bookkeeping (`crate::alerts`): one row per condition that has ever
+/// held, one per evaluation, and the events waiting for (or done with) delivery.
+fn v4() -> String {
+    "CREATE TABLE alert_state (
+        key TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        active INTEGER NOT NULL,
+        crossings INTEGER NOT NULL,
+        event_id TEXT,
+        since TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE alert_runs (
+        id INTEGER PRIMARY KEY,
+        as_of TEXT NOT NULL,
+        at TEXT NOT NULL,
+        mode TEXT NOT NULL CHECK (mode IN ('advanced','read_only')),
+        events INTEGER NOT NULL
+    );
+    CREATE TABLE alert_outbox (
+        id TEXT PRIMARY KEY,
+        type TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        body TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending','delivered','failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_attempt_at TEXT,
+        http_status INTEGER,
+        error TEXT,
+        delivered_at TEXT
+    );
+    CREATE INDEX alert_outbox_status ON alert_outbox (status, created_at);
+    "
+    .to_string()
 }
 
 /// The schema version recorded in the mirror (0 for a new file), creating the

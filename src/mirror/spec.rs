@@ -605,6 +605,14 @@ pub fn markdown() -> String {
          HTTP status, message, attempts), `raw_documents` (the latest body of every fetched \
          document, so fields the models do not name are kept), `schema_migrations`.\n",
     );
+    out.push_str(
+        "\nAlerts (docs/alerts.md): `alert_state` (one row per condition that has ever held: \
+         key, kind, active, crossings so far, the current crossing's `event_id`, `since`: the \
+         as-of date of its last change), `alert_runs` (one row per evaluation: as-of date, mode \
+         `advanced` or `read_only`, events), `alert_outbox` (one row per webhook event: \
+         id, type, body, status pending/delivered/failed, attempts, last HTTP status, \
+         error excerpt). The webhook secret is never stored.\n",
+    );
     for table in TABLES {
         out.push_str(&format!("\n## `{}`\n\n{}.\n\n", table.name, table.doc));
         let key: Vec<String> = table.key.iter().map(|c| format!("`{}`", c.name)).collect();

@@ -459,7 +459,9 @@ fn coerce(kind: Kind, value: ValueRef<'_>) -> Result<ValueRef<'_>, Misfit> {
                 return Err((text.into_owned(), "a number"));
             }
         }
-        (Kind::Int | Kind::Real | Kind::Number, other) => return Err((value_text(other), "a number")),
+        (Kind::Int | Kind::Real | Kind::Number, other) => {
+            return Err((value_text(other), "a number"));
+        }
         _ => value,
     })
 }

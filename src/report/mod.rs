@@ -282,11 +282,7 @@ struct Job {
 
 /// Builds the reports and writes their files; see [`ReportOptions`].
 pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
-    let queries_dir = opts
-        .queries_dir
-        .clone()
-        .or_else(|| Some(PathBuf::from("queries")).filter(|d| d.is_dir()));
-    let jobs = plan(opts, queries_dir.as_deref())?;
+    let jobs = plan(opts, queries_dir(opts).as_deref())?;
     let (formats, with_html) = output_formats(&opts.formats);
 
     let conn = open(&opts.db, opts.as_of)?;
@@ -349,6 +345,25 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         frames,
         attention,
     })
+}
+
+/// Builds reports without writing any file: the tables `run` would export, for
+/// readers that want the figures themselves (alerts). Checks the as-of date the
+/// same way.
+pub(crate) fn frames(opts: &ReportOptions) -> Result<BTreeMap<String, DataFrame>, ReportError> {
+    let jobs = plan(opts, queries_dir(opts).as_deref())?;
+    let conn = open(&opts.db, opts.as_of)?;
+    coverage::check(&conn, &opts.db, opts.as_of, chrono::Utc::now().date_naive())?;
+    let complete = completeness::Completeness::read(&conn)?;
+    let built = build_all(opts, &jobs, &[], Path::new(""), conn, &complete)?;
+    Ok(built.into_iter().map(|(name, df, _)| (name, df)).collect())
+}
+
+/// The queries folder: the option, else `./queries` when it exists.
+fn queries_dir(opts: &ReportOptions) -> Option<PathBuf> {
+    opts.queries_dir
+        .clone()
+        .or_else(|| Some(PathBuf::from("queries")).filter(|d| d.is_dir()))
 }
 
 /// Resolves the names asked for into jobs (validating them) before anything is read.

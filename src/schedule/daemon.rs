@@ -45,6 +45,9 @@ pub struct DaemonConfig {
     pub stale_after_periods: u32,
     /// Export the mirror after each sync that stored data (None: off).
     pub export: Option<crate::export::ExportOptions>,
+    /// Alerts evaluated after each report job (`[alerts]` configured); `as_of` is
+    /// replaced by the report's.
+    pub alerts: Option<crate::alerts::AlertOptions>,
 }
 
 /// Daemon failures (only at start-up; runs never stop the daemon). The cause is
@@ -263,9 +266,31 @@ async fn report_tick(s: &Shared) {
     metrics::report_finished(matches!(result, Ok(Ok(_))), started.elapsed());
     match result {
         Ok(Ok(outcome)) => {
-            tracing::info!(dir = %outcome.dir.display(), files = outcome.files.len(), "reports written")
+            tracing::info!(dir = %outcome.dir.display(), files = outcome.files.len(), "reports written");
+            if let Some(alerts) = &s.cfg.alerts {
+                send_alerts(alerts, outcome).await;
+            }
         }
         Ok(Err(e)) => tracing::error!(error = %e, "report failed; the next tick will try again"),
         Err(e) => tracing::error!(error = %e, "report task failed; the next tick will try again"),
+    }
+}
+
+/// Alerts from the tables the report job just built (nothing is computed twice).
+async fn send_alerts(opts: &crate::alerts::AlertOptions, outcome: report::ReportOutcome) {
+    let mut opts = opts.clone();
+    opts.as_of = outcome.as_of;
+    match crate::alerts::run(&opts, Some(outcome.frames)).await {
+        Ok(done) => {
+            let outbox = done.outbox.unwrap_or_default();
+            tracing::info!(
+                new = done.events.len(),
+                delivered = outbox.delivered,
+                pending = outbox.pending,
+                failed = outbox.failed,
+                "alerts evaluated"
+            )
+        }
+        Err(e) => tracing::error!(error = %e, "alerts failed; the next report tick will try again"),
     }
 }

@@ -179,3 +179,33 @@ pub fn entitlement(rows: &[serde_json::Value], org: i64, metric: &str) -> serde_
         .cloned()
         .unwrap_or_else(|| panic!("no {metric} row for organization {org}"))
 }
+
+/// Serves `body` with `status` at `path` instead of the world's answer.
+pub async fn set_override(sb: &SandboxHandle, path: &str, status: u16, body: Vec<u8>) {
+    let answer = http()
+        .post(format!(
+            "{}/sandbox/override?path={path}&status={status}",
+            sb.info.url
+        ))
+        .header("x-jwt-token", &sb.info.jwt)
+        .body(body)
+        .send()
+        .await
+        .expect("override route answers");
+    assert_eq!(answer.status().as_u16(), 200);
+}
+
+/// The world's own answer at `path`.
+pub async fn served(sb: &SandboxHandle, path: &str) -> String {
+    // Building the crate's client installs the TLS crypto provider reqwest needs.
+    admin(sb);
+    http()
+        .get(format!("{}{path}", sb.info.url))
+        .header("x-jwt-token", &sb.info.jwt)
+        .send()
+        .await
+        .expect("the sandbox answers")
+        .text()
+        .await
+        .expect("a body")
+}

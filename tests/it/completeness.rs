@@ -4,7 +4,8 @@
 //! is 10,000 s, so the full sum (10,500 s) is over it.
 
 use crate::common;
-use crate::numbers::{Shape, set_override, shaped_world, start, sync_once};
+use crate::common::set_override;
+use crate::numbers::{Shape, shaped_world, start, sync_once};
 use orgledger::api::operation::project_info_path;
 use orgledger::mirror::runs::RunStatus;
 use orgledger::report::{self, Format, ReportOptions};

@@ -149,7 +149,7 @@ async fn export_round_trips_every_table_of_the_small_world() {
                 let dtype = df.column(col.name).expect("column").dtype().clone();
                 let want = match col.ty {
                     Ty::Int => DataType::Int64,
-                    Ty::Real => DataType::Float64,
+                    Ty::Real | Ty::Number => DataType::Float64,
                     Ty::Bool => DataType::Boolean,
                     Ty::Text | Ty::Json => DataType::String,
                     Ty::Time => dtype.clone(),

@@ -5,6 +5,7 @@
 mod common;
 mod digest;
 
+mod alerts;
 mod api_ops;
 mod attribution;
 mod bad_input;

@@ -119,36 +119,6 @@ fn build(db: &Path, dir: &Path, names: &[&str]) -> std::path::PathBuf {
     report::run(&opts).expect("reports build").dir
 }
 
-/// Serves `body` with `status` at `path` instead of the world's answer.
-pub(crate) async fn set_override(sb: &SandboxHandle, path: &str, status: u16, body: Vec<u8>) {
-    let answer = common::http()
-        .post(format!(
-            "{}/sandbox/override?path={path}&status={status}",
-            sb.info.url
-        ))
-        .header("x-jwt-token", &sb.info.jwt)
-        .body(body)
-        .send()
-        .await
-        .expect("override route answers");
-    assert_eq!(answer.status().as_u16(), 200);
-}
-
-/// The world's own answer at `path`.
-async fn served(sb: &SandboxHandle, path: &str) -> String {
-    // Building the crate's client installs the TLS crypto provider reqwest needs.
-    common::admin(sb);
-    common::http()
-        .get(format!("{}{path}", sb.info.url))
-        .header("x-jwt-token", &sb.info.jwt)
-        .send()
-        .await
-        .expect("the sandbox answers")
-        .text()
-        .await
-        .expect("a body")
-}
-
 fn errors_of(conn: &rusqlite::Connection, run: i64) -> i64 {
     common::count(
         conn,
@@ -227,7 +197,7 @@ async fn deleted_projects_count_and_an_organization_without_projects_uses_zero()
         .expect("fail route answers");
     assert_eq!(healed.status().as_u16(), 200);
     let refusal = format!(r#"{{"success":false,"error":"Project {deleted} not found"}}"#);
-    set_override(&sb, &path, 200, refusal.into_bytes()).await;
+    common::set_override(&sb, &path, 200, refusal.into_bytes()).await;
     let third = sync_once(&sb, &db).await;
     assert_eq!(third.status, RunStatus::Succeeded, "{:?}", third.errors);
     assert_eq!(errors_of(&conn, third.run_id), 0);
@@ -265,7 +235,7 @@ async fn a_2_to_the_60_limit_survives_every_spelling_and_is_printed_in_plain_dig
     let (dir, db) = common::scratch();
     let conn_path = db.clone();
     let path = organization_path(shape.org);
-    let body = served(&sb, &path).await;
+    let body = common::served(&sb, &path).await;
     let plain = BIG_LIMIT.to_string();
     assert_eq!(plain, "1152921504606846976");
     assert!(body.contains(&plain), "the limit is served as an integer");
@@ -274,7 +244,7 @@ async fn a_2_to_the_60_limit_survives_every_spelling_and_is_printed_in_plain_dig
         "1.152921504606846976e18",
         "1152921504606846976.0",
     ] {
-        set_override(&sb, &path, 200, body.replace(&plain, spelling).into_bytes()).await;
+        common::set_override(&sb, &path, 200, body.replace(&plain, spelling).into_bytes()).await;
         let run = sync_once(&sb, &db).await;
         assert_eq!(
             run.status,
@@ -343,7 +313,7 @@ async fn busiest_user(sb: &SandboxHandle, conn: &rusqlite::Connection) -> (i64, 
     );
     let path = whitelabel_user_path(sb.info.whitelabel_organization_id, user);
     let body: Value =
-        serde_json::from_str(&served(sb, &path).await).expect("get-whitelabel-user is JSON");
+        serde_json::from_str(&common::served(sb, &path).await).expect("operation 2 is JSON");
     (user, path, body)
 }
 
@@ -370,7 +340,7 @@ async fn a_plus_two_midnight_record_is_its_own_day_and_a_second_record_that_day_
     record["cpuComputeTimeSeconds"] = Value::from(4242);
     metrics.push(record);
     let once = serde_json::to_vec(&body).expect("body");
-    set_override(&sb, &path, 200, once).await;
+    common::set_override(&sb, &path, 200, once).await;
     let second = sync_once(&sb, &db).await;
     assert_eq!(second.status, RunStatus::Succeeded, "{:?}", second.errors);
     let (stored, cpu, date): (i64, i64, String) = conn
@@ -397,7 +367,7 @@ async fn a_plus_two_midnight_record_is_its_own_day_and_a_second_record_that_day_
     again["date"] = Value::from(format!("{next}T23:30:00-05:00"));
     again["cpuComputeTimeSeconds"] = Value::from(4343);
     metrics.push(again);
-    set_override(&sb, &path, 200, serde_json::to_vec(&body).expect("body")).await;
+    common::set_override(&sb, &path, 200, serde_json::to_vec(&body).expect("body")).await;
     let third = sync_once(&sb, &db).await;
     assert_eq!(third.status, RunStatus::Partial, "{:?}", third.errors);
     let message: String = conn
@@ -449,12 +419,12 @@ async fn a_departed_user_takes_their_trials_and_organization_summaries_along() {
     // The organization no longer lists the user: nobody lists them any more.
     let path = organization_path(org);
     let mut body: Value =
-        serde_json::from_str(&served(&sb, &path).await).expect("get-organization");
+        serde_json::from_str(&common::served(&sb, &path).await).expect("operation 1");
     let members = body["organization"]["users"]
         .as_array_mut()
         .expect("members");
     members.retain(|m| m["id"].as_i64() != Some(user));
-    set_override(&sb, &path, 200, serde_json::to_vec(&body).expect("body")).await;
+    common::set_override(&sb, &path, 200, serde_json::to_vec(&body).expect("body")).await;
     let second = sync_once(&sb, &db).await;
     assert_eq!(second.status, RunStatus::Succeeded, "{:?}", second.errors);
     let removed_with = |table: &str, key: &str| {

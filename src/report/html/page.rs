@@ -558,6 +558,7 @@ mod tests {
             limits: None,
             trials: Some(table),
             projects: None,
+            incomplete: false,
         };
         let page = render(&parts(&info, actions, ("trials", "trials <&>.csv")));
         let doc = parse(&page);
@@ -593,6 +594,7 @@ mod tests {
             limits: Some(ActionTable::default()),
             trials: None,
             projects: None,
+            incomplete: false,
         };
         let page = render(&parts(&info, actions, ("entitlements", "entitlements.csv")));
         let doc = parse(&page);

@@ -1,0 +1,410 @@
+//! What holds on the as-of date: one [`Observation`] per condition, read from the
+//! `entitlements` and `trials` report tables (their formulas are the reports' own)
+//! and from `sync_runs`. Whether an observation is a new crossing is `state`'s job.
+
+use crate::alerts::{Kind, Rules};
+use crate::report::cols::{bools, floats, ints, strs};
+use crate::report::dates::{day_of, parse_day};
+use chrono::NaiveDate;
+use polars::prelude::DataFrame;
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// One event as it is sent and stored: Standard Webhooks' `type`, `id`,
+/// `timestamp`, `data`, plus a one-line `text` that chat tools (Slack) show as is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// `entitlement.threshold`, `trial.expiring`, ….
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Stable for one crossing: a receiver drops a second delivery with the same id.
+    pub id: String,
+    /// When the event was created (UTC, ISO 8601).
+    pub timestamp: String,
+    /// The event in one line.
+    pub text: String,
+    /// The figures (docs/alerts.md lists every field).
+    pub data: Value,
+}
+
+impl Event {
+    /// The event as one line of JSON (the webhook body, the JSON Lines line).
+    pub fn to_json(&self) -> String {
+        // A struct of strings and a JSON value always serializes.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// A condition on the as-of date. Entitlements and trials are listed only while
+/// they hold (absence means "no longer"); the sync condition is always listed,
+/// carrying what its recovery event says when it does not hold.
+#[derive(Debug, Clone)]
+pub(crate) struct Observation {
+    /// The condition's identity across runs, e.g. `entitlement.threshold/12/users/80`.
+    pub key: String,
+    /// The event type of its rising edge.
+    pub kind: Kind,
+    pub active: bool,
+    pub data: Value,
+    pub text: String,
+}
+
+impl Observation {
+    /// The event of one of its edges.
+    pub(crate) fn into_event(self, kind: Kind, id: String, now: &str) -> Event {
+        Event {
+            kind: kind.as_str().to_string(),
+            id,
+            timestamp: now.to_string(),
+            text: self.text,
+            data: self.data,
+        }
+    }
+}
+
+/// The entitlement rows at or over each threshold.
+pub(crate) fn entitlements(
+    df: &DataFrame,
+    thresholds: &[f64],
+    as_of: NaiveDate,
+) -> Vec<Observation> {
+    let org = ints(df, "organization_id");
+    let name = strs(df, "organization_name");
+    let metric = strs(df, "metric");
+    let unit = strs(df, "unit");
+    let used = floats(df, "used");
+    let limit = floats(df, "limit");
+    let pct = floats(df, "pct_used");
+    let used_human = strs(df, "used_human");
+    let limit_human = strs(df, "limit_human");
+    let exhaustion = strs(df, "projected_exhaustion");
+    let done = completeness(df);
+    let mut out = Vec::new();
+    for r in 0..df.height() {
+        let Some(p) = pct[r] else { continue };
+        for &threshold in thresholds.iter().filter(|t| p >= **t) {
+            let (org_id, metric) = (org[r].unwrap_or_default(), metric[r].unwrap_or("?"));
+            let org_name = name[r].unwrap_or("?");
+            let mut text = format!(
+                "{org_name} (organization {org_id}) passed {threshold} % of its {metric} entitlement: {} of {} ({p} %)",
+                used_human[r].unwrap_or("?"),
+                limit_human[r].unwrap_or("?"),
+            );
+            if let Some(date) = exhaustion[r] {
+                text.push_str(&format!("; limit reached around {date}"));
+            }
+            if !done.complete[r] {
+                text.push_str(&format!("; incomplete data (missing: {})", done.missing[r]));
+            }
+            let mut data = json!({
+                "as_of": as_of.to_string(),
+                "organization_id": org[r],
+                "organization_name": name[r],
+                "metric": metric,
+                "unit": unit[r],
+                "used": used[r],
+                "limit": limit[r],
+                "pct_used": p,
+                "threshold": threshold,
+                "complete": done.complete[r],
+                "missing": done.missing[r],
+                "projected_exhaustion": exhaustion[r],
+            });
+            if let (Some(obj), Some(day)) = (data.as_object_mut(), &done.data_as_of) {
+                obj.insert("data_as_of".into(), day[r].clone().into());
+            }
+            out.push(Observation {
+                key: format!(
+                    "{}/{org_id}/{metric}/{threshold}",
+                    Kind::EntitlementThreshold.as_str()
+                ),
+                kind: Kind::EntitlementThreshold,
+                active: true,
+                data,
+                text,
+            });
+        }
+    }
+    out
+}
+
+/// Whether each entitlement row's figures are complete, and what is missing. The
+/// columns come from the report when it has them; a report without them counts
+/// as complete, nothing missing.
+struct Completeness {
+    complete: Vec<bool>,
+    missing: Vec<String>,
+    data_as_of: Option<Vec<Option<String>>>,
+}
+
+fn completeness(df: &DataFrame) -> Completeness {
+    let has = |c: &str| df.column(c).is_ok();
+    let complete = if has("complete") {
+        bools(df, "complete")
+            .into_iter()
+            .map(|v| v.unwrap_or(true))
+            .collect()
+    } else {
+        vec![true; df.height()]
+    };
+    let missing = strs(df, "missing")
+        .into_iter()
+        .map(|v| v.unwrap_or("").to_string())
+        .collect();
+    let data_as_of = has("data_as_of").then(|| {
+        strs(df, "data_as_of")
+            .into_iter()
+            .map(|v| v.map(str::to_string))
+            .collect()
+    });
+    Completeness {
+        complete,
+        missing,
+        data_as_of,
+    }
+}
+
+/// The trials expiring soon, expired, or whose organization is due for deletion soon.
+pub(crate) fn trials(df: &DataFrame, rules: &Rules, as_of: NaiveDate) -> Vec<Observation> {
+    let id = ints(df, "trial_id");
+    let user_id = ints(df, "user_id");
+    let user = strs(df, "user_name");
+    let email = strs(df, "user_email");
+    let org = ints(df, "organization_id");
+    let org_name = strs(df, "organization_name");
+    let expiration = strs(df, "expiration_date");
+    let expired = strs(df, "expired_date");
+    let due = strs(df, "deletion_due");
+    let status = strs(df, "status");
+    let days_left = ints(df, "days_left");
+    let today = day_of(as_of);
+    let mut out = Vec::new();
+    for r in 0..df.height() {
+        let trial = id[r].unwrap_or_default();
+        let who = format!(
+            "trial {trial} of {} ({})",
+            user[r].unwrap_or("?"),
+            org_name[r].unwrap_or("?")
+        );
+        let to_deletion = due[r].and_then(parse_day).map(|d| d - today);
+        let (kind, left, text) = match (status[r], days_left[r]) {
+            (Some("active" | "expiring"), Some(left)) if left <= rules.trial_expiring_days => (
+                Kind::TrialExpiring,
+                Some(left),
+                format!(
+                    "The {who} expires in {left} days ({})",
+                    expiration[r].map_or("?", day_part)
+                ),
+            ),
+            (Some("expired"), _) => (
+                Kind::TrialExpired,
+                to_deletion,
+                format!(
+                    "The {who} expired on {}; its organization is due for deletion on {}",
+                    expired[r].or(expiration[r]).map_or("?", day_part),
+                    due[r].unwrap_or("?")
+                ),
+            ),
+            _ => continue,
+        };
+        let data = |left: Option<i64>| {
+            json!({
+                "as_of": as_of.to_string(),
+                "trial_id": id[r],
+                "user_id": user_id[r],
+                "user_name": user[r],
+                "user_email": email[r],
+                "organization_id": org[r],
+                "organization_name": org_name[r],
+                "expiration_date": expiration[r],
+                "expired_date": expired[r],
+                "deletion_due": due[r],
+                "status": status[r],
+                "days_left": left,
+            })
+        };
+        out.push(Observation {
+            key: format!("{}/{trial}", kind.as_str()),
+            kind,
+            active: true,
+            data: data(left),
+            text,
+        });
+        if let Some(left) =
+            to_deletion.filter(|d| kind == Kind::TrialExpired && *d <= rules.trial_deletion_days)
+        {
+            out.push(Observation {
+                key: format!("{}/{trial}", Kind::TrialDeletionDue.as_str()),
+                kind: Kind::TrialDeletionDue,
+                active: true,
+                data: data(Some(left)),
+                text: format!(
+                    "The organization of the {who} is due for deletion in {left} days ({})",
+                    due[r].unwrap_or("?")
+                ),
+            });
+        }
+    }
+    out
+}
+
+fn day_part(text: &str) -> &str {
+    text.get(..10).unwrap_or(text)
+}
+
+/// A finished sync run.
+struct Run {
+    id: i64,
+    status: String,
+    at: String,
+    errors: i64,
+    message: Option<String>,
+}
+
+/// Whether the last `k` finished runs before `cutoff` all failed or were partial.
+pub(crate) fn sync(
+    conn: &Connection,
+    cutoff: &str,
+    k: u32,
+    as_of: NaiveDate,
+) -> rusqlite::Result<Observation> {
+    let mut stmt = conn.prepare(
+        "SELECT id, status, COALESCE(observed_at, started_at), errors, message FROM sync_runs \
+         WHERE status IN ('succeeded','partial','failed') AND COALESCE(observed_at, started_at) < ?1 \
+         ORDER BY id DESC LIMIT ?2",
+    )?;
+    let runs = stmt
+        .query_map(rusqlite::params![cutoff, k], |r| {
+            Ok(Run {
+                id: r.get(0)?,
+                status: r.get(1)?,
+                at: r.get(2)?,
+                errors: r.get(3)?,
+                message: r.get(4)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<Run>>>()?;
+    let failing = k > 0 && runs.len() == k as usize && runs.iter().all(|r| r.status != "succeeded");
+    let key = Kind::SyncFailing.as_str().to_string();
+    let listed: Vec<Value> = runs
+        .iter()
+        .map(|r| json!({"run_id": r.id, "status": r.status, "at": r.at, "errors": r.errors, "message": r.message}))
+        .collect();
+    if !failing {
+        let last = runs.first();
+        return Ok(Observation {
+            key,
+            kind: Kind::SyncFailing,
+            active: false,
+            data: json!({
+                "as_of": as_of.to_string(),
+                "run_id": last.map(|r| r.id),
+                "status": last.map(|r| r.status.as_str()),
+                "at": last.map(|r| r.at.as_str()),
+            }),
+            text: format!(
+                "Syncs recovered: run {} {}",
+                last.map_or("?".to_string(), |r| r.id.to_string()),
+                last.map_or("?", |r| r.status.as_str())
+            ),
+        });
+    }
+    let summary = error_summary(conn, &runs)?;
+    let ids: Vec<String> = runs.iter().rev().map(|r| r.id.to_string()).collect();
+    let total: i64 = runs.iter().map(|r| r.errors).sum();
+    let worst = summary.first().map_or_else(
+        || {
+            runs.iter()
+                .find_map(|r| r.message.clone())
+                .unwrap_or_default()
+        },
+        |e| format!("mostly {}", e["what"].as_str().unwrap_or("?")),
+    );
+    Ok(Observation {
+        key,
+        kind: Kind::SyncFailing,
+        active: true,
+        text: format!(
+            "The last {k} syncs failed or were partial (runs {}): {total} errors, {worst}",
+            ids.join(", ")
+        ),
+        data: json!({
+            "as_of": as_of.to_string(),
+            "runs": listed,
+            "errors": total,
+            "error_summary": summary,
+        }),
+    })
+}
+
+/// The runs' errors grouped by operation and HTTP status, most frequent first.
+fn error_summary(conn: &Connection, runs: &[Run]) -> rusqlite::Result<Vec<Value>> {
+    let (Some(first), Some(last)) = (runs.last(), runs.first()) else {
+        return Ok(Vec::new());
+    };
+    let mut stmt = conn.prepare(
+        "SELECT operation, http_status, COUNT(*), MIN(message) FROM sync_errors \
+         WHERE run_id BETWEEN ?1 AND ?2 GROUP BY operation, http_status \
+         ORDER BY COUNT(*) DESC, operation LIMIT 5",
+    )?;
+    stmt.query_map([first.id, last.id], |r| {
+        let operation: String = r.get(0)?;
+        let status: Option<i64> = r.get(1)?;
+        let what = match status {
+            Some(s) => format!("{operation} HTTP {s}"),
+            None => operation.clone(),
+        };
+        Ok(json!({
+            "operation": operation,
+            "http_status": status,
+            "count": r.get::<_, i64>(2)?,
+            "example": r.get::<_, String>(3)?,
+            "what": what,
+        }))
+    })?
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polars::prelude::*;
+
+    fn row(extra: Vec<Column>) -> DataFrame {
+        let mut cols = vec![
+            Column::new("organization_id".into(), [7i64]),
+            Column::new("organization_name".into(), ["Seven"]),
+            Column::new("metric".into(), ["users"]),
+            Column::new("pct_used".into(), [120.0]),
+        ];
+        cols.extend(extra);
+        DataFrame::new(1, cols).expect("frame")
+    }
+
+    #[test]
+    fn every_threshold_passed_fires_and_completeness_falls_back_to_complete() {
+        let day = NaiveDate::from_ymd_opt(2026, 1, 31).expect("date");
+        let obs = entitlements(&row(vec![]), &[80.0, 100.0, 150.0], day);
+        assert_eq!(obs.len(), 2, "80 and 100, not 150");
+        assert_eq!(obs[0].data["complete"], true);
+        assert_eq!(obs[0].data["missing"], "");
+        assert!(obs[0].data.get("data_as_of").is_none());
+        assert_eq!(obs[1].key, "entitlement.threshold/7/users/100");
+
+        let partial = row(vec![
+            Column::new("complete".into(), [false]),
+            Column::new("missing".into(), ["daily_metrics"]),
+            Column::new("data_as_of".into(), ["2026-01-30"]),
+        ]);
+        let obs = entitlements(&partial, &[80.0], day);
+        assert_eq!(obs[0].data["complete"], false);
+        assert_eq!(obs[0].data["missing"], "daily_metrics");
+        assert_eq!(obs[0].data["data_as_of"], "2026-01-30");
+        assert!(
+            obs[0].text.contains("missing: daily_metrics"),
+            "{}",
+            obs[0].text
+        );
+    }
+}

@@ -1,0 +1,394 @@
+//! Alerts: events for the moment an entitlement crosses a threshold, a trial nears
+//! its end, or syncs keep failing; sent as signed webhooks and/or JSON lines.
+//!
+//! One evaluation: read the `entitlements` and `trials` tables (built by the report
+//! code, or handed over by the daemon's report job) and the sync runs as of a date
+//! ([`events`]), compare them with the state stored in the mirror ([`state`]), store
+//! the new crossings and queue them ([`outbox`]), append them to a JSON Lines file
+//! ([`jsonl`]), then deliver whatever is pending ([`webhook`]).
+//!
+//! As-of dates: only an evaluation as of the latest evaluated date or later
+//! advances the state. An earlier date is evaluated read-only: it lists the
+//! conditions that held on that day (ids derived from the day), changes nothing in
+//! the mirror and sends nothing. docs/alerts.md describes every event.
+
+pub mod events;
+pub mod jsonl;
+pub mod outbox;
+pub(crate) mod state;
+pub mod webhook;
+
+pub use events::Event;
+pub use jsonl::Jsonl;
+pub use outbox::Counts;
+pub use webhook::{Retry, SigningKey, Webhook};
+
+use crate::mirror::{self, MirrorError};
+use crate::report::{self, ReportError, ReportOptions};
+use chrono::NaiveDate;
+use polars::prelude::DataFrame;
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+/// The event types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// An (organization, metric) reached a threshold percentage of its limit.
+    EntitlementThreshold,
+    /// A trial expires within the configured days.
+    TrialExpiring,
+    /// A trial expired.
+    TrialExpired,
+    /// An expired trial's organization is due for deletion within the configured days.
+    TrialDeletionDue,
+    /// The last K syncs failed or were partial.
+    SyncFailing,
+    /// A sync succeeded after `sync.failing`.
+    SyncRecovered,
+}
+
+impl Kind {
+    /// Every type, in documentation order.
+    pub const ALL: [Kind; 6] = [
+        Kind::EntitlementThreshold,
+        Kind::TrialExpiring,
+        Kind::TrialExpired,
+        Kind::TrialDeletionDue,
+        Kind::SyncFailing,
+        Kind::SyncRecovered,
+    ];
+
+    /// The `type` of its events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::EntitlementThreshold => "entitlement.threshold",
+            Kind::TrialExpiring => "trial.expiring",
+            Kind::TrialExpired => "trial.expired",
+            Kind::TrialDeletionDue => "trial.deletion_due",
+            Kind::SyncFailing => "sync.failing",
+            Kind::SyncRecovered => "sync.recovered",
+        }
+    }
+
+    /// The type named `text`.
+    pub fn parse(text: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// What counts as an alert.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    /// Percentages of a limit (default 80 and 100).
+    pub thresholds: Vec<f64>,
+    /// `trial.expiring` this many days ahead (default 14).
+    pub trial_expiring_days: i64,
+    /// `trial.deletion_due` this many days ahead (default 7).
+    pub trial_deletion_days: i64,
+    /// `sync.failing` after this many failed or partial runs in a row (default 3).
+    pub sync_failing_runs: u32,
+    /// The types sent (default: all).
+    pub kinds: HashSet<Kind>,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            thresholds: vec![80.0, 100.0],
+            trial_expiring_days: 14,
+            trial_deletion_days: 7,
+            sync_failing_runs: 3,
+            kinds: Kind::ALL.into_iter().collect(),
+        }
+    }
+}
+
+/// One evaluation's settings.
+#[derive(Debug, Clone)]
+pub struct AlertOptions {
+    /// The mirror.
+    pub db: PathBuf,
+    /// Evaluate the mirror as it stood at the end of this day (UTC).
+    pub as_of: NaiveDate,
+    /// What counts.
+    pub rules: Rules,
+    /// Signed POSTs, if any.
+    pub webhook: Option<Webhook>,
+    /// JSON lines, if any.
+    pub jsonl: Option<Jsonl>,
+    /// Evaluate and return the events; store, queue and send nothing.
+    pub dry_run: bool,
+    /// The reports' SQL folder (as `report --queries`).
+    pub queries_dir: Option<PathBuf>,
+    /// Pseudonymize names and e-mails (as `report --redact-pii`).
+    pub redact_pii: bool,
+}
+
+impl AlertOptions {
+    /// Default rules, no sinks.
+    pub fn new(db: impl Into<PathBuf>, as_of: NaiveDate) -> Self {
+        AlertOptions {
+            db: db.into(),
+            as_of,
+            rules: Rules::default(),
+            webhook: None,
+            jsonl: None,
+            dry_run: false,
+            queries_dir: None,
+            redact_pii: false,
+        }
+    }
+}
+
+/// How an evaluation treated the state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// New crossings were stored, queued and sent.
+    Advanced,
+    /// An as-of date before the latest evaluated one: listed only.
+    ReadOnly,
+    /// `--dry-run`: listed only.
+    DryRun,
+}
+
+/// What one evaluation did.
+#[derive(Debug)]
+pub struct AlertOutcome {
+    /// How the state was treated.
+    pub mode: Mode,
+    /// The new events (in read-only mode: every condition that held).
+    pub events: Vec<Event>,
+    /// The latest as-of date that advanced the state (before this run).
+    pub latest_before: Option<NaiveDate>,
+    /// The outbox after delivery (None without a webhook or when nothing was sent).
+    pub outbox: Option<Counts>,
+}
+
+/// Why an evaluation failed. Causes are said inline, not as `source()`s.
+#[derive(Debug, thiserror::Error)]
+pub enum AlertError {
+    /// Opening or upgrading the mirror.
+    #[error("{0}")]
+    Mirror(MirrorError),
+    /// Building the report tables the alerts read.
+    #[error("{0}")]
+    Report(ReportError),
+    /// Reading or writing the alert tables.
+    #[error("cannot read or write the alert tables of {db}: {}", crate::cause::sqlite(.cause))]
+    Sql {
+        /// The mirror.
+        db: PathBuf,
+        /// SQLite's reason.
+        cause: rusqlite::Error,
+    },
+    /// A webhook secret that is not `whsec_<base64>` (the secret itself is not shown).
+    #[error("the webhook secret in {file} is not usable: {why}; write it as whsec_<base64 key>")]
+    Secret {
+        /// The secret file.
+        file: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A webhook that cannot be set up.
+    #[error("{0}")]
+    Setup(String),
+    /// The JSON Lines file.
+    #[error("cannot append alerts to {}: {}", .0.display(), crate::cause::io(.1))]
+    Jsonl(PathBuf, std::io::Error),
+    /// The evaluation thread died.
+    #[error("the alert evaluation stopped: {0}")]
+    Task(String),
+}
+
+impl From<MirrorError> for AlertError {
+    fn from(e: MirrorError) -> Self {
+        AlertError::Mirror(e)
+    }
+}
+
+impl From<ReportError> for AlertError {
+    fn from(e: ReportError) -> Self {
+        AlertError::Report(e)
+    }
+}
+
+/// Evaluates, stores and sends; see the module documentation. `frames` are the
+/// report tables when the caller has built them already (the daemon's report job).
+pub async fn run(
+    opts: &AlertOptions,
+    frames: Option<BTreeMap<String, DataFrame>>,
+) -> Result<AlertOutcome, AlertError> {
+    let eval_opts = opts.clone();
+    let mut outcome = tokio::task::spawn_blocking(move || evaluate(&eval_opts, frames))
+        .await
+        .map_err(|e| AlertError::Task(e.to_string()))??;
+    if let (Mode::Advanced, Some(hook)) = (outcome.mode, &opts.webhook) {
+        outcome.outbox = Some(deliver(&opts.db, hook).await?);
+    }
+    Ok(outcome)
+}
+
+/// The evaluation proper (blocking: SQLite and polars).
+fn evaluate(
+    opts: &AlertOptions,
+    frames: Option<BTreeMap<String, DataFrame>>,
+) -> Result<AlertOutcome, AlertError> {
+    let sql = |cause| AlertError::Sql {
+        db: opts.db.clone(),
+        cause,
+    };
+    let mut conn = mirror::open_rw(&opts.db)?;
+    let latest_before = state::latest_advanced(&conn).map_err(sql)?;
+    let mode = if opts.dry_run {
+        Mode::DryRun
+    } else if latest_before.is_some_and(|latest| opts.as_of < latest) {
+        Mode::ReadOnly
+    } else {
+        Mode::Advanced
+    };
+    let frames = match frames {
+        Some(f) => f,
+        None => report_frames(opts)?,
+    };
+    let observations = observe(opts, &frames, &conn).map_err(sql)?;
+    let now = mirror::now_text();
+    let events = if mode == Mode::ReadOnly {
+        listed(opts.as_of, observations, &opts.rules.kinds, &now)
+    } else {
+        let stored = state::load(&conn).map_err(sql)?;
+        let found = state::transitions(
+            &stored,
+            observations,
+            &tracked(&opts.rules.kinds),
+            &opts.rules.kinds,
+            &now,
+        );
+        if mode == Mode::Advanced {
+            let tx = conn.transaction().map_err(sql)?;
+            state::save(&tx, &found.changes, opts.as_of).map_err(sql)?;
+            if opts.webhook.is_some() {
+                outbox::enqueue(&tx, &found.fired, &now).map_err(sql)?;
+            }
+            state::record_run(&tx, opts.as_of, "advanced", found.fired.len(), &now).map_err(sql)?;
+            tx.commit().map_err(sql)?;
+            if let Some(target) = &opts.jsonl {
+                jsonl::append(target, &found.fired)?;
+            }
+        }
+        found.fired
+    };
+    Ok(AlertOutcome {
+        mode,
+        events,
+        latest_before,
+        outbox: None,
+    })
+}
+
+/// The condition kinds evaluated for the event types sent: `sync.recovered` is the
+/// end of `sync.failing`, so either needs the sync condition.
+fn tracked(kinds: &HashSet<Kind>) -> HashSet<Kind> {
+    kinds
+        .iter()
+        .map(|k| match k {
+            Kind::SyncRecovered => Kind::SyncFailing,
+            other => *other,
+        })
+        .collect()
+}
+
+/// The report tables the enabled kinds read, built without writing files.
+fn report_frames(opts: &AlertOptions) -> Result<BTreeMap<String, DataFrame>, AlertError> {
+    let kinds = &opts.rules.kinds;
+    let mut names = Vec::new();
+    if kinds.contains(&Kind::EntitlementThreshold) {
+        names.push("entitlements".to_string());
+    }
+    if kinds.iter().any(|k| k.as_str().starts_with("trial.")) {
+        names.push("trials".to_string());
+    }
+    if names.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let mut ropts = ReportOptions::new(&opts.db, opts.as_of);
+    ropts.names = names;
+    ropts.queries_dir = opts.queries_dir.clone();
+    ropts.redact_pii = opts.redact_pii;
+    Ok(report::frames(&ropts)?)
+}
+
+/// Every observation of the tracked kinds.
+fn observe(
+    opts: &AlertOptions,
+    frames: &BTreeMap<String, DataFrame>,
+    conn: &rusqlite::Connection,
+) -> rusqlite::Result<Vec<events::Observation>> {
+    let kinds = tracked(&opts.rules.kinds);
+    let mut out = Vec::new();
+    if kinds.contains(&Kind::EntitlementThreshold)
+        && let Some(df) = frames.get("entitlements")
+    {
+        out.extend(events::entitlements(df, &opts.rules.thresholds, opts.as_of));
+    }
+    if let Some(df) = frames.get("trials") {
+        out.extend(
+            events::trials(df, &opts.rules, opts.as_of)
+                .into_iter()
+                .filter(|o| kinds.contains(&o.kind)),
+        );
+    }
+    if kinds.contains(&Kind::SyncFailing) {
+        let cutoff = crate::mirror::asof::cutoff(opts.as_of);
+        out.push(events::sync(
+            conn,
+            &cutoff,
+            opts.rules.sync_failing_runs,
+            opts.as_of,
+        )?);
+    }
+    Ok(out)
+}
+
+/// Read-only mode: the conditions that held on the day, each as an event whose id
+/// is derived from the condition and the day.
+fn listed(
+    as_of: NaiveDate,
+    observations: Vec<events::Observation>,
+    kinds: &HashSet<Kind>,
+    now: &str,
+) -> Vec<Event> {
+    observations
+        .into_iter()
+        .filter(|o| o.active && kinds.contains(&o.kind))
+        .map(|o| {
+            let id = state::event_id(&o.key, &as_of.to_string(), "as-of");
+            let kind = o.kind;
+            o.into_event(kind, id, now)
+        })
+        .collect()
+}
+
+/// Sends every pending event. A receiver that is still failing after an event's
+/// retries is left alone for this run (the rest stay pending for the next).
+async fn deliver(db: &std::path::Path, hook: &Webhook) -> Result<Counts, AlertError> {
+    let sql = |cause| AlertError::Sql {
+        db: db.to_path_buf(),
+        cause,
+    };
+    let conn = mirror::open_rw(db)?;
+    for event in outbox::pending(&conn).map_err(sql)? {
+        let (outcome, attempts) = hook.deliver(&event.id, &event.body).await;
+        outbox::record(&conn, &event.id, &outcome, attempts, &mirror::now_text()).map_err(sql)?;
+        match &outcome {
+            outbox::Delivery::Delivered(_) => tracing::debug!(id = %event.id, "alert delivered"),
+            outbox::Delivery::Failed { status, excerpt } => {
+                tracing::warn!(id = %event.id, status, body = %excerpt, "the webhook refused an alert; it is marked failed")
+            }
+            outbox::Delivery::Pending { error, .. } => {
+                tracing::warn!(id = %event.id, attempts, "the webhook is not taking alerts ({error}); pending ones are retried on the next run");
+                break;
+            }
+        }
+    }
+    outbox::counts(&conn).map_err(sql)
+}

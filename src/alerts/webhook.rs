@@ -1,0 +1,198 @@
+//! Standard Webhooks delivery: one signed POST per event (`webhook-id`,
+//! `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of
+//! "id.timestamp.body">`), retried with exponential backoff within the run. The
+//! signing key is decoded from `whsec_<base64>` once and never printed.
+
+use crate::alerts::AlertError;
+use crate::alerts::outbox::Delivery;
+use crate::api::secret::Secret;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+use std::path::Path;
+use std::time::Duration;
+
+/// The signing key (the decoded bytes of a `whsec_` secret).
+#[derive(Clone)]
+pub struct SigningKey(Vec<u8>);
+
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SigningKey([redacted])")
+    }
+}
+
+impl SigningKey {
+    /// Decodes `whsec_<base64>`; `file` is named in the error (the secret is not).
+    pub fn parse(secret: &Secret, file: &Path) -> Result<SigningKey, AlertError> {
+        let bad = |why: &str| AlertError::Secret {
+            file: file.to_path_buf(),
+            why: why.to_string(),
+        };
+        let encoded = secret
+            .expose()
+            .strip_prefix("whsec_")
+            .ok_or_else(|| bad("it does not start with whsec_"))?;
+        let key = STANDARD
+            .decode(encoded)
+            .map_err(|_| bad("the part after whsec_ is not base64"))?;
+        if key.is_empty() {
+            return Err(bad("the key after whsec_ is empty"));
+        }
+        Ok(SigningKey(key))
+    }
+
+    /// `v1,<base64 signature>` of one delivery.
+    pub fn sign(&self, id: &str, timestamp: i64, body: &str) -> String {
+        // HMAC accepts keys of any length, so this cannot fail.
+        let mut mac = match Hmac::<Sha256>::new_from_slice(&self.0) {
+            Ok(mac) => mac,
+            Err(_) => return String::new(),
+        };
+        mac.update(format!("{id}.{timestamp}.").as_bytes());
+        mac.update(body.as_bytes());
+        format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes()))
+    }
+}
+
+/// Attempts on one event within a run: `attempts` tries, waiting `base`, 2·`base`, … between.
+#[derive(Debug, Clone, Copy)]
+pub struct Retry {
+    /// Tries per event and run (at least 1).
+    pub attempts: u32,
+    /// The first wait.
+    pub base: Duration,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry {
+            attempts: 4,
+            base: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Where events go, and how.
+#[derive(Debug, Clone)]
+pub struct Webhook {
+    /// A secret: chat tools put their token in the URL.
+    url: Secret,
+    key: SigningKey,
+    http: reqwest::Client,
+    retry: Retry,
+}
+
+/// How much of a refusing receiver's body is kept.
+const EXCERPT_CHARS: usize = 200;
+
+impl Webhook {
+    /// A sender to `url` (http or https).
+    pub fn new(url: &str, key: SigningKey, retry: Retry) -> Result<Webhook, AlertError> {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(AlertError::Setup(
+                "the webhook URL must start with http:// or https://".to_string(),
+            ));
+        }
+        // reqwest is built without a default crypto provider; installing twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(15))
+            .user_agent(concat!("orgledger/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| AlertError::Setup(format!("cannot set up the webhook client: {e}")))?;
+        Ok(Webhook {
+            url: Secret::new(url),
+            key,
+            http,
+            retry,
+        })
+    }
+
+    /// Delivers one event, retrying what may succeed later. Returns the outcome and
+    /// the attempts made.
+    pub async fn deliver(&self, id: &str, body: &str) -> (Delivery, u32) {
+        let attempts = self.retry.attempts.max(1);
+        let mut wait = self.retry.base;
+        let mut tried = 0;
+        loop {
+            tried += 1;
+            let outcome = self.post(id, body).await;
+            if !matches!(outcome, Delivery::Pending { .. }) || tried >= attempts {
+                return (outcome, tried);
+            }
+            tracing::debug!(id, attempt = tried, "webhook not delivered yet; retrying");
+            tokio::time::sleep(wait).await;
+            wait = wait.saturating_mul(2);
+        }
+    }
+
+    async fn post(&self, id: &str, body: &str) -> Delivery {
+        let timestamp = chrono::Utc::now().timestamp();
+        let sent = self
+            .http
+            .post(self.url.expose())
+            .header("content-type", "application/json")
+            .header("webhook-id", id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", self.key.sign(id, timestamp, body))
+            .body(body.to_string())
+            .send()
+            .await;
+        let response = match sent {
+            Ok(r) => r,
+            Err(e) => {
+                return Delivery::Pending {
+                    status: None,
+                    // The URL stays out: a chat tool's webhook URL is itself a secret.
+                    error: format!(
+                        "no answer from the webhook: {}",
+                        crate::cause::chain(&e.without_url())
+                    ),
+                };
+            }
+        };
+        let status = response.status().as_u16();
+        if response.status().is_success() {
+            return Delivery::Delivered(status);
+        }
+        let text = response.text().await.unwrap_or_default();
+        let excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
+        if (400..500).contains(&status) && status != 408 && status != 429 {
+            Delivery::Failed { status, excerpt }
+        } else {
+            Delivery::Pending {
+                status: Some(status),
+                error: format!("HTTP {status}: {excerpt}"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signs_like_the_standard_webhooks_reference() {
+        // The example of the Standard Webhooks specification's test suite.
+        let secret = Secret::new("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+        let key = SigningKey::parse(&secret, Path::new("s")).expect("valid secret");
+        let sig = key.sign(
+            "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            1614265330,
+            r#"{"test": 2432232314}"#,
+        );
+        assert_eq!(sig, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+    }
+
+    #[test]
+    fn a_secret_without_the_prefix_is_refused_without_being_echoed() {
+        let err = SigningKey::parse(&Secret::new("hunter2hunter2"), Path::new("/etc/s"))
+            .expect_err("no prefix");
+        let text = err.to_string();
+        assert!(text.contains("/etc/s") && text.contains("whsec_"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
+    }
+}
