@@ -8,6 +8,7 @@ mod digest;
 mod api_ops;
 mod attribution;
 mod bad_input;
+mod changes;
 mod concurrency;
 mod daemon;
 mod disk_full;

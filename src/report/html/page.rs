@@ -51,6 +51,8 @@ pub struct Parts<'a> {
     /// The counts of the cards (the same list as the action tables).
     pub counts: Counts,
     pub actions: data::Actions,
+    /// "What changed this week", when the `changes` report was built.
+    pub changes: Option<super::changes::WeekChanges>,
     /// Files next to the page: (report, file name).
     pub links: Vec<(String, String)>,
 }
@@ -226,6 +228,10 @@ pub fn render(p: &Parts<'_>) -> String {
         );
     }
 
+    if let Some(week) = &p.changes {
+        changes_section(&mut out, p, week);
+    }
+
     section(&mut out, "actions", "Rows that need action");
     for (title, report, table) in [
         (
@@ -351,6 +357,42 @@ fn contents(out: &mut String, p: &Parts<'_>) {
 
 fn section(out: &mut String, id: &str, title: &str) {
     let _ = writeln!(out, "<h2 id=\"{id}\">{}</h2>", escape(title));
+}
+
+/// "What changed this week": a count per kind, then the limit changes, organizations
+/// added or removed and trial events.
+fn changes_section(out: &mut String, p: &Parts<'_>, week: &super::changes::WeekChanges) {
+    section(out, "changes", "What changed this week");
+    let _ = writeln!(
+        out,
+        r#"<p class="note">What the mirror saw change in the 7 days up to the as-of date; every row is in {}.</p>"#,
+        link(p, crate::report::changes::REPORT)
+    );
+    if week.counts.is_empty() {
+        out.push_str("<p>No changes.</p>\n");
+        return;
+    }
+    out.push_str(concat!(
+        r#"<table class="change-counts">"#,
+        "\n",
+        r#"<thead><tr><th scope="col">kind</th><th scope="col">changes</th></tr></thead>"#,
+        "\n<tbody>\n"
+    ));
+    for (kind, n) in &week.counts {
+        let _ = writeln!(
+            out,
+            r#"<tr data-kind="{k}"><td>{k}</td><td class="num">{n}</td></tr>"#,
+            k = escape(kind)
+        );
+    }
+    out.push_str("</tbody>\n</table>\n");
+    action_table(
+        out,
+        p,
+        "Limits, organizations and trials",
+        crate::report::changes::REPORT,
+        &week.table,
+    );
 }
 
 /// A link to a report's CSV next to the page (or its name when it was not written).
