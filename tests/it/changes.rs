@@ -146,7 +146,7 @@ async fn changes_lists_hand_made_changes_for_each_form_of_when() {
         );
         let added = rows
             .iter()
-            .find(|r| r["entity_id"] == new_org.to_string())
+            .find(|r| r["entity_id"].as_str() == Some(&*format!("{new_org}")))
             .expect("the new organization's row");
         assert_eq!(added["entity_name"], "Neue Örg");
         assert_eq!(added["observed_at"], "2026-06-02T12:00:00.000Z");
@@ -207,9 +207,8 @@ async fn changes_lists_hand_made_changes_for_each_form_of_when() {
             .is_some_and(|k| k.starts_with("trial.") || k == "limit.changed")
     }));
     assert!(
-        trials
-            .iter()
-            .any(|r| r["kind"] == "trial.upgraded" && r["entity_id"] == trial.to_string())
+        trials.iter().any(|r| r["kind"] == "trial.upgraded"
+            && r["entity_id"].as_str() == Some(&*format!("{trial}")))
     );
 }
 
