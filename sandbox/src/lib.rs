@@ -26,6 +26,7 @@
 //! `sandbox/README.md` is the user's guide.
 
 pub mod auth;
+pub mod edit;
 pub mod faults;
 pub mod generate;
 pub mod hard_cases;

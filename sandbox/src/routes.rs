@@ -17,6 +17,7 @@ use chrono::DateTime;
 use serde_json::Value;
 
 use super::auth::{self, ApiError, Credential, Op};
+use super::edit::{Edit, EditError};
 use super::faults::{Fault, FaultInjector};
 use super::render::{self, Iso};
 use super::world::WorldState;
@@ -145,6 +146,7 @@ pub(crate) fn router(state: Shared) -> Router {
         )
         .route("/sandbox/remove-project", post(remove_project))
         .route("/sandbox/remove-user", post(remove_user))
+        .route("/sandbox/edit", post(edit))
         .route("/sandbox/outage", post(start_outage).delete(end_outage))
         .route("/sandbox/health", get(health))
         .fallback(unknown_route)
@@ -727,6 +729,26 @@ async fn remove_user(State(s): State<Shared>, headers: HeaderMap, query: QueryMa
         Ok(ok(&br#"{"success":true}"#[..]))
     } else {
         Err(ApiError::not_found(format!("user {id} not found")))
+    }
+}
+
+/// `POST /sandbox/edit` with a JSON [`Edit`] body: one hand-made change, now.
+/// Answers `{"success": true, "id": N}` (what was changed or created).
+async fn edit(
+    State(s): State<Shared>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Answer {
+    require_jwt(&s, &headers)?;
+    let body = body.map_err(|e| ApiError::bad_request(format!("unreadable body: {e}")))?;
+    let edit: Edit = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("bad edit: {e}")))?;
+    match s.mutate(|ws| ws.world.apply_edit(&edit)) {
+        Ok(id) => Ok(ok(
+            serde_json::json!({"success": true, "id": id}).to_string()
+        )),
+        Err(e @ EditError::NotFound(_)) => Err(ApiError::not_found(e.to_string())),
+        Err(e @ EditError::Invalid(_)) => Err(ApiError::bad_request(e.to_string())),
     }
 }
 

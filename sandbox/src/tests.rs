@@ -1158,3 +1158,121 @@ fn profile_stats() {
         );
     }
 }
+
+#[tokio::test]
+async fn edits_change_one_thing_now_and_refuse_what_does_not_exist() {
+    let sb = sandbox(Profile::Tiny, "").await;
+    let info = sb.info.clone();
+    let jwt = Client::jwt(&info);
+    let orgs = jwt.get("/v1/api/organizations").await.json();
+    let org = orgs["organizations"]
+        .as_array()
+        .expect("organizations")
+        .iter()
+        .find(|o| {
+            o["id"] != info.whitelabel_organization_id
+                && o["users"].as_array().is_some_and(|u| u.len() >= 2)
+        })
+        .expect("an organization with two members")
+        .clone();
+    let org_id = org["id"].as_i64().expect("id");
+    let user = org["users"][0]["id"].as_i64().expect("user id");
+    let path = format!("/v1/api/organizations/{org_id}");
+    let edit = |body: String| {
+        let jwt = &jwt;
+        async move { jwt.post("/sandbox/edit", Some(&body)).await }
+    };
+
+    let r = edit(format!(
+        r#"{{"edit":"set_limit","organization":{org_id},"field":"numberOfProjects","value":77}}"#
+    ))
+    .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["id"], org_id);
+    let r = edit(format!(
+        r#"{{"edit":"set_role","organization":{org_id},"user":{user},"role":"owner-ish"}}"#
+    ))
+    .await;
+    assert_eq!(r.status, 200);
+    let body = jwt.get(&path).await.json();
+    assert_eq!(body["entitlementLimits"]["numberOfProjects"], 77);
+    let role_of = |body: &Value, user: i64| {
+        body["organization"]["users"]
+            .as_array()
+            .and_then(|u| u.iter().find(|m| m["id"] == user))
+            .map(|m| m["role"].clone())
+    };
+    assert_eq!(role_of(&body, user), Some(Value::from("owner-ish")));
+
+    let r = edit(format!(
+        r#"{{"edit":"remove_member","organization":{org_id},"user":{user}}}"#
+    ))
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(role_of(&jwt.get(&path).await.json(), user), None);
+    let r = edit(format!(
+        r#"{{"edit":"add_member","organization":{org_id},"user":{user},"role":"member"}}"#
+    ))
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        role_of(&jwt.get(&path).await.json(), user),
+        Some(Value::from("member"))
+    );
+
+    let r = edit(r#"{"edit":"add_organization","name":"Nouvelle Société"}"#.into()).await;
+    assert_eq!(r.status, 200);
+    let new_id = r.json()["id"].as_i64().expect("new id");
+    let listed = jwt.get("/v1/api/organizations").await.json();
+    assert!(
+        listed["organizations"]
+            .as_array()
+            .expect("organizations")
+            .iter()
+            .any(|o| o["id"] == new_id && o["name"] == "Nouvelle Société")
+    );
+
+    let r = edit(format!(
+        r#"{{"edit":"delete_project","project":{}}}"#,
+        info.project_id
+    ))
+    .await;
+    assert_eq!(r.status, 200);
+    let project = jwt
+        .get(&format!("/v1/api/{}", info.project_id))
+        .await
+        .json();
+    assert!(project["project"]["deletedDate"].is_string(), "{project}");
+
+    for (body, status) in [
+        (
+            r#"{"edit":"upgrade_trial","trial":999999999}"#.to_string(),
+            404,
+        ),
+        (
+            format!(r#"{{"edit":"set_limit","organization":{org_id},"field":"cats","value":1}}"#),
+            400,
+        ),
+        (r#"{"edit":"paint_it_blue"}"#.to_string(), 400),
+        (
+            r#"{"edit":"delete_project","project":999999999}"#.to_string(),
+            404,
+        ),
+    ] {
+        assert_eq!(edit(body.clone()).await.status, status, "{body}");
+    }
+    let anon = Client {
+        url: info.url.clone(),
+        auth: Vec::new(),
+    };
+    assert_eq!(
+        anon.post(
+            "/sandbox/edit",
+            Some(r#"{"edit":"add_organization","name":"x"}"#)
+        )
+        .await
+        .status,
+        401
+    );
+    sb.shutdown().await;
+}

@@ -72,6 +72,8 @@ pub enum Command {
     Status(StatusArgs),
     /// Run a read-only SQL query against the mirror.
     Query(QueryArgs),
+    /// List what changed in the mirror between two points of its history.
+    Changes(ChangesArgs),
     /// Call one API operation and print its JSON answer.
     Api(ApiArgs),
     /// Manage projects through the API.
@@ -297,6 +299,34 @@ pub enum QueryFormat {
     Csv,
     /// A JSON array of row objects.
     Json,
+}
+
+/// `changes` options.
+#[derive(Debug, Args)]
+pub struct ChangesArgs {
+    /// Start of the window (excluded): YYYY-MM-DD (the end of that day, UTC), an RFC 3339
+    /// timestamp, or run:N (the state after sync run N).
+    #[arg(long, value_name = "WHEN")]
+    pub since: crate::report::changes::When,
+    /// End of the window (included), written like --since; default: now.
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<crate::report::changes::When>,
+    /// Output format on stdout (with --out: which file to write; table writes both).
+    #[arg(long, value_enum, default_value_t = QueryFormat::Table)]
+    pub format: QueryFormat,
+    /// Write changes.csv and/or changes.json into this folder instead of printing.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Only these kinds (comma-separated), or all kinds of an entity (e.g. `trial`).
+    #[arg(long, value_name = "KIND,...", value_parser = kind_filter)]
+    pub kind: Option<crate::report::changes::KindFilter>,
+    /// Also list changes of every other column (`field.changed`).
+    #[arg(long)]
+    pub all_fields: bool,
+}
+
+fn kind_filter(s: &str) -> Result<crate::report::changes::KindFilter, String> {
+    crate::report::changes::KindFilter::parse(s)
 }
 
 /// `api` options.

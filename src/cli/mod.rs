@@ -6,6 +6,7 @@ pub(crate) mod api_cmd;
 pub mod args;
 #[cfg(feature = "sandbox")]
 pub(crate) mod bench_cmd;
+pub(crate) mod changes_cmd;
 pub(crate) mod daemon_cmd;
 #[cfg(feature = "sandbox")]
 pub(crate) mod demo_cmd;
@@ -76,6 +77,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Sync(args) => sync_cmd::run(&settings, &args).await,
         Command::Status(args) => status_cmd::run(&settings, &args),
         Command::Query(args) => query_cmd::run(&settings, &args),
+        Command::Changes(args) => changes_cmd::run(&settings, &args),
         Command::Api(args) => api_cmd::run(&settings, &args).await,
         Command::Project(args) => match args.action {
             ProjectAction::Create(create) => api_cmd::create_project(&settings, &create).await,

@@ -12,6 +12,7 @@
 //! with its own read-only connection (SQLite reads are single-threaded per connection).
 
 pub(crate) mod attention;
+pub mod changes;
 pub(crate) mod cols;
 pub(crate) mod completeness;
 pub(crate) mod coverage;
@@ -207,6 +208,7 @@ const BUILTIN: &[&str] = &[
     "project_compute",
     "compute_trends",
     "usage_summary",
+    changes::REPORT,
 ];
 
 /// Names of the built-in reports.
@@ -566,6 +568,7 @@ fn build_one(
             "project_compute" => project_compute::build(&ctx)?,
             "compute_trends" => compute_trends::build(&ctx)?,
             "usage_summary" => usage_summary::build(&ctx)?,
+            changes::REPORT => changes::build(&ctx)?,
             other => {
                 return Err(ReportError::UnknownReport {
                     name: other.to_string(),

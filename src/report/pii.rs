@@ -64,7 +64,12 @@ pub fn redact(report: &str, df: DataFrame, custom: bool) -> Result<DataFrame, Re
     let user_rows: Option<Vec<bool>> = match df.column("entity_type") {
         Ok(c) if c.dtype() == &DataType::String => {
             let ca = c.str().map_err(pl(report, "redacting"))?;
-            Some(ca.iter().map(|v| v == Some("user")).collect())
+            // A member row's name is its user's too.
+            Some(
+                ca.iter()
+                    .map(|v| matches!(v, Some("user" | "member")))
+                    .collect(),
+            )
         }
         _ => None,
     };

@@ -28,6 +28,7 @@ const EMBEDDED: &[(&str, &str)] = &[
         "usage_summary",
         include_str!("../../queries/usage_summary.sql"),
     ),
+    ("changes", include_str!("../../queries/changes.sql")),
 ];
 
 /// One report's SQL, split into sections.

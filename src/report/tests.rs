@@ -176,7 +176,7 @@ fn custom_sql_reports_and_overrides() {
     let out = m.report("2025-03-31", &[]);
     assert_eq!(
         out.frames.len(),
-        6,
+        7,
         "five built-in reports and the custom one"
     );
     let df = &out.frames["org_list"];
@@ -235,7 +235,7 @@ fn redact_pii_leaves_no_email_or_person_name() {
     let mut opts = m.options("2025-03-31", &[]);
     opts.redact_pii = true;
     let out = run(&opts).expect("run");
-    assert_eq!(out.files.len(), 12);
+    assert_eq!(out.files.len(), 14);
     for f in &out.files {
         let text = std::fs::read_to_string(&f.path).expect("read");
         for secret in ["@", "Ada", "Lovelace", "Björk", "Guðmundsdóttir"] {
@@ -275,7 +275,7 @@ fn manifest_lists_every_file_with_rows_and_checksum() {
             .is_some_and(|s| s.len() == 24)
     );
     let files = manifest["files"].as_array().expect("files");
-    assert_eq!(files.len(), 10);
+    assert_eq!(files.len(), 12);
     for entry in files {
         let name = entry["file"].as_str().expect("file name");
         let bytes = std::fs::read(out.dir.join(name)).expect("listed file exists");
@@ -471,8 +471,8 @@ fn html_page_is_written_with_the_other_files() {
         crate::report::Format::Html,
     ];
     let out = run(&opts).expect("run");
-    // Five CSV files and one page (HTML is one page per run, asked twice or not).
-    assert_eq!(out.files.len(), 6);
+    // Six CSV files and one page (HTML is one page per run, asked twice or not).
+    assert_eq!(out.files.len(), 7);
     let page = out.files.last().expect("page");
     assert_eq!(page.path, out.dir.join("index.html"));
     let html = std::fs::read_to_string(&page.path).expect("page");
@@ -570,8 +570,8 @@ fn reports_over_a_synced_sandbox_world() {
     let mut opts = mirror_options(dir.path(), as_of);
     opts.queries_dir = None;
     let outcome = run(&opts).expect("reports");
-    assert_eq!(outcome.frames.len(), 5);
-    assert_eq!(outcome.files.len(), 10);
+    assert_eq!(outcome.frames.len(), 6);
+    assert_eq!(outcome.files.len(), 12);
     for f in &outcome.files {
         assert!(f.path.is_file(), "{}", f.path.display());
     }

@@ -9,6 +9,7 @@ mod alerts;
 mod api_ops;
 mod attribution;
 mod bad_input;
+mod changes;
 mod completeness;
 mod concurrency;
 mod daemon;

@@ -4,6 +4,7 @@
 //! CSV files next to the page. Built from the frames of the run (already
 //! pseudonymized when `redact_pii`), after the report files are written.
 
+mod changes;
 mod charts;
 mod data;
 mod page;
@@ -78,6 +79,9 @@ pub fn render(
         trials,
         counts: attention.counts(),
         actions: data::actions(attention, info.as_of),
+        changes: frames
+            .get(crate::report::changes::REPORT)
+            .map(changes::week),
         links,
     };
     let rows = [

@@ -60,6 +60,8 @@ pub struct Parts<'a> {
     /// The counts of the cards (the same list as the action tables).
     pub counts: Counts,
     pub actions: data::Actions,
+    /// "What changed this week", when the `changes` report was built.
+    pub changes: Option<super::changes::WeekChanges>,
     /// Files next to the page: (report, file name).
     pub links: Vec<(String, String)>,
 }
@@ -78,6 +80,7 @@ pub fn render(p: &Parts<'_>) -> String {
         usage(p),
         trends(p, &as_of),
         trials(p),
+        changes(p),
         Some(actions(p)),
         files(p),
     ]
@@ -392,6 +395,43 @@ fn files(p: &Parts<'_>) -> Option<Section> {
     })
 }
 
+/// "What changed this week": a count per kind, then the limit changes, organizations
+/// added or removed and trial events.
+fn changes(p: &Parts<'_>) -> Option<Section> {
+    let week = p.changes.as_ref()?;
+    let body = html! {
+        p.note {
+            "What the mirror saw change in the 7 days up to the as-of date; every row is in "
+            (link(p, crate::report::changes::REPORT)) "."
+        } "\n"
+        @if week.counts.is_empty() {
+            p { "No changes." } "\n"
+        } @else {
+            table.change-counts {
+                "\n"
+                thead { tr { th scope="col" { "kind" } th scope="col" { "changes" } } } "\n"
+                tbody {
+                    "\n"
+                    @for (kind, n) in &week.counts {
+                        tr data-kind=(kind) { td { (kind) } td.num { (n) } } "\n"
+                    }
+                } "\n"
+            } "\n"
+            (action_table(
+                p,
+                "Limits, organizations and trials",
+                crate::report::changes::REPORT,
+                &week.table,
+            ))
+        }
+    };
+    Some(Section {
+        id: "changes",
+        title: "What changed this week",
+        body,
+    })
+}
+
 /// A link to a report's CSV next to the page (or its name when it was not written).
 fn link(p: &Parts<'_>, report: &str) -> Markup {
     html! {
@@ -534,6 +574,7 @@ mod tests {
             trials: None,
             counts: Counts::default(),
             actions,
+            changes: None,
             links: vec![(report.to_string(), file.to_string())],
         }
     }

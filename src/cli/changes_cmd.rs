@@ -1,0 +1,85 @@
+//! `orgledger changes`: what the mirror saw change between two points of its
+//! history, printed or written as `changes.csv` / `changes.json` (offline).
+
+use crate::cause;
+use crate::cli::Exit;
+use crate::cli::args::{ChangesArgs, QueryFormat};
+use crate::cli::settings::Settings;
+use crate::cli::table::ResultSet;
+use crate::mirror;
+use crate::report::changes::{self, Change, Point, Query};
+use crate::report::{Format, sql};
+use anyhow::{Context, Result};
+use serde_json::Value;
+use std::path::Path;
+
+/// Runs the command.
+pub fn run(settings: &Settings, args: &ChangesArgs) -> Result<Exit> {
+    let conn = mirror::open_ro(&settings.db)?;
+    let since = args.since.resolve(&conn).context("--since")?;
+    let until = match args.until {
+        Some(when) => when.resolve(&conn).context("--until")?,
+        None => Point::time(chrono::Utc::now()),
+    };
+    let queries = Path::new("queries");
+    let extract = sql::builtin(changes::REPORT, queries.is_dir().then_some(queries))?;
+    let query = Query {
+        since,
+        until,
+        kinds: args.kind.clone().unwrap_or_default(),
+        all_fields: args.all_fields,
+    };
+    let rows = changes::read(&conn, &extract, &query)
+        .with_context(|| format!("cannot list the changes in {}", settings.db.display()))?;
+    match &args.out {
+        Some(dir) => write(dir, &rows, args.format)?,
+        None => print(&rows, args.format)?,
+    }
+    Ok(Exit::Ok)
+}
+
+/// Writes the files into `dir` and says where, with the row count.
+fn write(dir: &Path, rows: &[Change], format: QueryFormat) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {}", dir.display(), cause::io(&e)))?;
+    let df = changes::frame(rows)?;
+    let formats: &[Format] = match format {
+        QueryFormat::Csv => &[Format::Csv],
+        QueryFormat::Json => &[Format::Json],
+        QueryFormat::Table => &[Format::Csv, Format::Json],
+    };
+    for f in formats {
+        let file = crate::report::export::write_report(dir, changes::REPORT, &df, *f)?;
+        println!("{} ({} changes)", file.path.display(), file.rows);
+    }
+    Ok(())
+}
+
+fn print(rows: &[Change], format: QueryFormat) -> Result<()> {
+    let set = ResultSet {
+        columns: changes::COLUMNS.iter().map(|c| c.to_string()).collect(),
+        rows: rows.iter().map(cells).collect(),
+    };
+    match format {
+        QueryFormat::Table if rows.is_empty() => println!("no changes in this window"),
+        QueryFormat::Table => print!("{}", set.to_table()),
+        QueryFormat::Csv => print!("{}", set.to_csv()?),
+        QueryFormat::Json => println!("{}", serde_json::to_string_pretty(&set.to_json())?),
+    }
+    Ok(())
+}
+
+fn cells(c: &Change) -> Vec<Value> {
+    let text = |v: &Option<String>| v.clone().map_or(Value::Null, Value::from);
+    vec![
+        Value::from(c.observed_at.clone()),
+        Value::from(c.run_id),
+        Value::from(c.kind.clone()),
+        Value::from(c.entity_type.clone()),
+        Value::from(c.entity_id.clone()),
+        text(&c.entity_name),
+        text(&c.field),
+        text(&c.before),
+        text(&c.after),
+    ]
+}
