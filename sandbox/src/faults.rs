@@ -199,6 +199,18 @@ pub struct FaultInjector {
     outage_until: Mutex<Option<Instant>>,
     /// The current one-second window of the rate limit and the requests it served.
     window: Mutex<(Instant, u32)>,
+    /// `/v1/api` requests received, and those answered 429 (`GET /sandbox/stats`).
+    received: AtomicU64,
+    limited: AtomicU64,
+}
+
+/// What the service has answered so far (`GET /sandbox/stats`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    /// `/v1/api` requests received.
+    pub requests: u64,
+    /// Of those, answered 429 (the `rps=` limit or the `429=` rate).
+    pub rate_limited: u64,
 }
 
 impl FaultInjector {
@@ -211,6 +223,25 @@ impl FaultInjector {
             started,
             outage_until: Mutex::new(None),
             window: Mutex::new((started, 0)),
+            received: AtomicU64::new(0),
+            limited: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts a request received.
+    pub fn received(&self) {
+        self.received.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a 429 answer.
+    pub fn rate_limited(&self) {
+        self.limited.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn stats(&self) -> Stats {
+        Stats {
+            requests: self.received.load(Ordering::Relaxed),
+            rate_limited: self.limited.load(Ordering::Relaxed),
         }
     }
 

@@ -17,7 +17,8 @@
 //! corpus uses it), `DELETE /sandbox/override?path=..`,
 //! `POST /sandbox/remove-project?id=N`, `POST /sandbox/remove-user?id=N`,
 //! `POST /sandbox/outage?seconds=N` (every API request answered 503 for N seconds),
-//! `DELETE /sandbox/outage`, `GET /sandbox/health` (open).
+//! `DELETE /sandbox/outage`, `GET /sandbox/stats` (requests received and answered 429),
+//! `GET /sandbox/health` (open).
 //!
 //! Map: [`world`] (data, indices, time travel), [`generate`] (the generator),
 //! [`hard_cases`] (named entities a naive client gets wrong), `metrics` (daily metrics

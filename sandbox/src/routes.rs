@@ -149,6 +149,7 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/sandbox/edit", post(edit))
         .route("/sandbox/outage", post(start_outage).delete(end_outage))
         .route("/sandbox/health", get(health))
+        .route("/sandbox/stats", get(stats))
         .fallback(unknown_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), world_date))
@@ -488,6 +489,7 @@ async fn inject_faults(State(s): State<Shared>, req: Request, next: Next) -> Res
         .extensions()
         .get::<axum::extract::OriginalUri>()
         .map_or_else(|| req.uri().path().to_string(), |u| u.path().to_string());
+    s.faults.received();
     let latency = s.faults.latency();
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
@@ -499,6 +501,7 @@ async fn inject_faults(State(s): State<Shared>, req: Request, next: Next) -> Res
         return resp;
     }
     if !s.faults.admit() {
+        s.faults.rate_limited();
         let mut resp =
             ApiError::new(429, "rate limit exceeded (requests per second)").into_response();
         resp.headers_mut()
@@ -524,6 +527,7 @@ async fn inject_faults(State(s): State<Shared>, req: Request, next: Next) -> Res
             ApiError::new(status, "injected server error").into_response()
         }
         Fault::TooManyRequests => {
+            s.faults.rate_limited();
             let mut resp = ApiError::new(429, "too many requests").into_response();
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -780,6 +784,17 @@ async fn end_outage(State(s): State<Shared>, headers: HeaderMap) -> Answer {
     require_jwt(&s, &headers)?;
     s.faults.start_outage(std::time::Duration::ZERO);
     Ok(ok(&br#"{"success":true}"#[..]))
+}
+
+/// `GET /sandbox/stats`: the API requests received so far and how many were
+/// answered 429, so a test can tell how hard a client pushed against the limit.
+async fn stats(State(s): State<Shared>, headers: HeaderMap) -> Answer {
+    require_jwt(&s, &headers)?;
+    let stats = s.faults.stats();
+    Ok(ok(format!(
+        r#"{{"success":true,"requests":{},"rateLimited":{}}}"#,
+        stats.requests, stats.rate_limited
+    )))
 }
 
 /// `GET /sandbox/health`: open to all, so a launcher can wait for readiness.

@@ -17,6 +17,7 @@ use crate::api::operation::{self as op, Operation};
 use crate::api::outage::{Gate, OutagePolicy, Phase, Turn, span};
 use crate::api::pacing::{Backoff, RateLimiter};
 use crate::api::secret::Secret;
+use crate::api::throttle::Throttle;
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
@@ -111,6 +112,7 @@ pub struct Client {
     cfg: Arc<ClientConfig>,
     permits: Arc<Semaphore>,
     limiter: Option<Arc<RateLimiter>>,
+    throttle: Arc<Throttle>,
     traffic: Arc<Traffic>,
     gate: Arc<Gate>,
 }
@@ -151,6 +153,7 @@ impl Client {
             http,
             permits: Arc::new(Semaphore::new(cfg.concurrency.max(1))),
             limiter,
+            throttle: Arc::new(Throttle::default()),
             traffic: Arc::new(Traffic::default()),
             gate: Arc::new(Gate::new(cfg.outage)),
             cfg: Arc::new(cfg),
@@ -170,6 +173,11 @@ impl Client {
     /// Whether the service is taken to be up, down (requests wait) or given up on.
     pub fn outage(&self) -> &Gate {
         &self.gate
+    }
+
+    /// The pace learnt from the service's 429 answers.
+    pub fn throttle(&self) -> &Throttle {
+        &self.throttle
     }
 
     /// The retry policy.
@@ -416,6 +424,9 @@ impl Client {
             .acquire()
             .await
             .map_err(|e| ApiError::Setup(e.to_string()))?;
+        // The adaptive pace first, the hard cap last: a request held back by the
+        // first must not start closer to the previous one than the cap allows.
+        let sent = self.throttle.wait().await;
         if let Some(limiter) = &self.limiter {
             limiter.wait().await;
         }
@@ -448,6 +459,11 @@ impl Client {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
+        if status == 429 {
+            self.throttle.limited(sent, retry_after);
+        } else {
+            self.throttle.accepted();
+        }
         let raw = self.read_body(operation, &url, response).await?;
         if status != 200 {
             return Err(ApiError::Http {

@@ -10,6 +10,7 @@ pub mod outage;
 pub mod pacing;
 pub mod secret;
 pub(crate) mod secret_scrub;
+pub mod throttle;
 pub(crate) mod tolerant;
 
 pub use client::{Client, ClientConfig, Credentials, Failure, Fetched};

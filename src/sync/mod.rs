@@ -99,6 +99,7 @@ pub async fn run(
     let run_id = runs::begin(&conn, client.base_url())?;
     // A daemon's client outlives runs: each run starts trusting the service.
     client.outage().reset();
+    client.throttle().reset();
     let run = RunStart {
         run_id,
         started,
@@ -657,6 +658,17 @@ impl Crawl {
         tables
     }
 
+    /// The note on a run the service rate-limited: how often, and the pace the
+    /// sync settled at.
+    fn rate_limited(&self) -> Option<String> {
+        let throttle = self.client.throttle();
+        let limited = throttle.limited_count();
+        let ceiling = throttle.ceiling()?;
+        Some(format!(
+            "the service answered {limited} requests with 429 (rate limited); paced at {ceiling:.1} requests/s at the end"
+        ))
+    }
+
     fn message(&self, aborted: bool) -> Option<String> {
         if aborted {
             return Some("stopped before the end (shutdown requested or the writer failed)".into());
@@ -672,6 +684,7 @@ impl Crawl {
             }),
             self.gave_up
                 .then(|| "stopped early: the service was unreachable".to_string()),
+            self.rate_limited(),
             (self.second_passes > 0).then(|| {
                 format!(
                     "{} documents fetched in a second pass after their retries failed",

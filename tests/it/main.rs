@@ -23,6 +23,7 @@ mod html;
 mod numbers;
 mod outages;
 mod parsing_props;
+mod rate_limits;
 mod report_cli;
 mod reports_e2e;
 mod security;

@@ -67,6 +67,12 @@ async fn outage_route_needs_the_white_label_jwt() {
         .await
         .expect("request");
     assert_eq!(r.status().as_u16(), 401);
+    let stats = crate::common::http()
+        .get(format!("{}/sandbox/stats", sb.info.url))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(stats.status().as_u16(), 401, "the counts need the JWT too");
     assert_eq!(Api::new(&sb).get("/v1/api/projects").await.status, 200);
     sb.shutdown().await;
 }
@@ -89,6 +95,10 @@ async fn requests_past_the_rate_limit_get_429_with_retry_after() {
     assert!((5..=10).contains(&ok), "{statuses:?}");
     assert!(limited >= 2, "{statuses:?}");
     assert_eq!(retry.as_deref(), Some("1"));
+    let stats = api.get("/sandbox/stats").await;
+    assert_eq!(stats.status, 200, "{:?}", stats.json);
+    assert_eq!(stats.json["requests"], 12, "admin routes are not counted");
+    assert_eq!(stats.json["rateLimited"], limited);
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(
         api.get("/v1/api/organizations").await.status,

@@ -1,0 +1,99 @@
+//! A service that allows N requests per second (the sandbox's `rps=N`, 429 with
+//! `Retry-After` past it): the sync slows to its pace instead of meeting a storm of
+//! 429s, and `--rps` stays a hard cap below it. The 429s are counted by the
+//! sandbox (`GET /sandbox/stats`), not by the client under test.
+
+use crate::common;
+use crate::digest;
+use crate::faults;
+use orgledger::mirror::runs::RunStatus;
+use orgledger::sync;
+use orgledger_sandbox::{FaultSpec, Profile, SandboxHandle};
+use std::time::Instant;
+
+/// API requests the sandbox received and answered 429.
+async fn served(sb: &SandboxHandle) -> (u64, u64) {
+    let body = common::http()
+        .get(format!("{}/sandbox/stats", sb.info.url))
+        .header("x-jwt-token", &sb.info.jwt)
+        .send()
+        .await
+        .expect("stats answer")
+        .bytes()
+        .await
+        .expect("stats body");
+    let stats: serde_json::Value = serde_json::from_slice(&body).expect("stats JSON");
+    let field = |name: &str| stats[name].as_u64().expect(name);
+    (field("requests"), field("rateLimited"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn against_a_rate_limit_the_sync_settles_near_it_with_few_429s() {
+    const LIMIT: f64 = 40.0;
+    let expected = faults::clean_digest(Profile::Small).await;
+    let spec: FaultSpec = format!("rps={LIMIT}").parse().expect("spec");
+    let sb = common::start(Profile::Small, spec, None).await;
+    let (_dir, db) = common::scratch();
+    let client = common::admin(&sb);
+    let started = Instant::now();
+    let outcome = sync::run(&client, &common::sync_opts(&sb, &db), None)
+        .await
+        .expect("sync");
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.errors);
+    assert_eq!(
+        digest::current_state(&common::open(&db)).expect("digest"),
+        expected
+    );
+    let (requests, limited) = served(&sb).await;
+    let share = limited as f64 / requests as f64;
+    assert!(
+        share < 0.05,
+        "{limited} of {requests} requests answered 429 ({:.1} %)",
+        share * 100.0
+    );
+    // Near the limit: the requests the service accepted came at more than half
+    // its pace on average, over the whole sync (its start and end included).
+    let pace = (requests - limited) as f64 / seconds;
+    assert!(
+        pace > LIMIT / 2.0 && pace <= LIMIT * 1.05,
+        "{pace:.1} requests/s against a limit of {LIMIT}"
+    );
+    assert_eq!(
+        client.throttle().limited_count(),
+        limited,
+        "client and service agree"
+    );
+    let note: String = common::open(&db)
+        .query_row(
+            "SELECT message FROM sync_runs WHERE id = ?1",
+            [outcome.run_id],
+            |r| r.get(0),
+        )
+        .expect("run message");
+    assert!(
+        note.contains(&format!("answered {limited} requests with 429")),
+        "{note}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_requests_per_second_cap_below_the_service_limit_meets_no_429() {
+    const CAP: f64 = 10.0;
+    let spec: FaultSpec = "rps=20".parse().expect("spec");
+    let sb = common::start(Profile::Tiny, spec, None).await;
+    let (_dir, db) = common::scratch();
+    let client = common::admin_with(&sb, |cfg| cfg.rps = Some(CAP));
+    let started = Instant::now();
+    let outcome = sync::run(&client, &common::sync_opts(&sb, &db), None)
+        .await
+        .expect("sync");
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.errors);
+    let (requests, limited) = served(&sb).await;
+    assert_eq!(limited, 0, "the cap kept the sync under the limit");
+    assert!(
+        seconds >= (requests - 1) as f64 / CAP,
+        "{requests} requests in {seconds:.2} s break a cap of {CAP}/s"
+    );
+}
