@@ -99,8 +99,10 @@ fn same_as_mirror(conn: &rusqlite::Connection, spec: &TableSpec, df: &DataFrame,
         match (col.ty, &exported, stored) {
             (_, AnyValue::Null, ValueRef::Null) => {}
             (Ty::Int, AnyValue::Int64(a), ValueRef::Integer(b)) => assert_eq!(*a, b, "{what}"),
-            (Ty::Real, AnyValue::Float64(a), ValueRef::Real(b)) => assert_eq!(*a, b, "{what}"),
-            (Ty::Real, AnyValue::Float64(a), ValueRef::Integer(b)) => {
+            (Ty::Real | Ty::Number, AnyValue::Float64(a), ValueRef::Real(b)) => {
+                assert_eq!(*a, b, "{what}")
+            }
+            (Ty::Real | Ty::Number, AnyValue::Float64(a), ValueRef::Integer(b)) => {
                 assert_eq!(*a, b as f64, "{what}")
             }
             (Ty::Bool, AnyValue::Boolean(a), ValueRef::Integer(b)) => {
