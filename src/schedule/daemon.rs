@@ -283,6 +283,11 @@ async fn send_alerts(opts: &crate::alerts::AlertOptions, outcome: report::Report
     match crate::alerts::run(&opts, Some(outcome.frames)).await {
         Ok(done) => {
             let outbox = done.outbox.unwrap_or_default();
+            if done.outbox.is_some() {
+                metrics::alert_outbox("pending", outbox.pending);
+                metrics::alert_outbox("delivered", outbox.delivered);
+                metrics::alert_outbox("failed", outbox.failed);
+            }
             tracing::info!(
                 new = done.events.len(),
                 delivered = outbox.delivered,

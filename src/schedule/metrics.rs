@@ -21,7 +21,7 @@ const MIRROR_ROWS: &str = "orgledger_mirror_rows";
 const REPORT_RUNS: &str = "orgledger_report_runs_total";
 const REPORT_DURATION: &str = "orgledger_report_duration_seconds";
 const EXPORT_RUNS: &str = "orgledger_export_runs_total";
-/// Filled in by the alerts outbox: messages per state (pending, sent, failed).
+/// Events in the alerts outbox per state (pending, delivered, failed).
 const ALERT_OUTBOX: &str = "orgledger_alert_outbox";
 
 /// A sync takes seconds to many minutes.
@@ -128,9 +128,8 @@ pub fn export_finished(ok: bool) {
     counter!(EXPORT_RUNS, "status" => if ok { "ok" } else { "failed" }).increment(1);
 }
 
-/// Hook for the alerts outbox: the number of messages in one state. Called after
-/// the report job once the outbox exists (the alerts work wires it in).
-#[allow(dead_code)]
+/// The alerts outbox: the number of events in one state, set after each alert
+/// evaluation of the daemon that delivered to a webhook.
 pub fn alert_outbox(state: &'static str, messages: u64) {
     gauge!(ALERT_OUTBOX, "state" => state).set(messages as f64);
 }
