@@ -479,7 +479,10 @@ pub enum BenchTarget {
     Report,
     /// `export` of the synced mirror to Parquet.
     Export,
-    /// Both.
+    /// `changes` over 30 days of history: 30 daily syncs of a world moved on by the
+    /// sandbox's time travel (slow; not part of `all`).
+    Changes,
+    /// Sync, reports, export and alerts.
     All,
 }
 

@@ -5,7 +5,8 @@
 //! download of exactly the URLs that sync fetched, at the same concurrency (the
 //! baseline), then a re-sync of the unchanged world (must write no row). Report:
 //! every built-in report over that mirror. Export: the Parquet export of that mirror.
-//! Alerts: one evaluation from the mirror, one from a report job's tables. Figures go
+//! Alerts: one evaluation from the mirror, one from a report job's tables. Changes
+//! (opt-in): `changes` over 30 days of daily syncs of a world moved by time travel. Figures go
 //! to stdout, one per line, and as one JSON object at the end.
 
 use crate::api::client::JWT_HEADER;
@@ -285,7 +286,21 @@ pub async fn run(args: &BenchArgs) -> Result<Exit> {
             figures.insert(k.into(), serde_json::json!((v * 100.0).round() / 100.0));
         }
     }
-    if args.target != BenchTarget::Sync {
+    if args.target == BenchTarget::Changes {
+        let (seconds, rows) = time_changes(&client, &opts, &sandbox, CHANGES_DAYS).await?;
+        println!(
+            "changes: median {seconds:.2} s of {CHANGES_RUNS} runs over {CHANGES_DAYS} days of history, {rows} rows (target < 1 s)"
+        );
+        figures.insert(
+            "changes_seconds".into(),
+            serde_json::json!((seconds * 100.0).round() / 100.0),
+        );
+        figures.insert("changes_rows".into(), rows.into());
+    }
+    if matches!(
+        args.target,
+        BenchTarget::Report | BenchTarget::Export | BenchTarget::All
+    ) {
         let (first, again, events) = time_alerts(&db, dir.path()).await?;
         println!(
             "alerts: {first:.2} s for the first evaluation ({events} events, from the mirror), {again:.2} s with the report job's tables (target < 1 s beyond the report)"
@@ -396,6 +411,62 @@ fn per_report(db: &std::path::Path, out: &std::path::Path) -> Result<serde_json:
         );
     }
     Ok(serde_json::Value::Object(figures))
+}
+
+/// Days of history `bench changes` builds, one sync per day.
+const CHANGES_DAYS: u32 = 30;
+/// `changes` runs timed (the median is the figure).
+const CHANGES_RUNS: usize = 5;
+
+/// Builds `days` of history (the sandbox's clock moves one day, then a sync), then
+/// times `orgledger changes --since run:1` over it in a child process, as a user runs
+/// it. Returns the median seconds and the rows it listed.
+async fn time_changes(
+    client: &crate::api::client::Client,
+    opts: &SyncOptions,
+    sandbox: &SandboxProcess,
+    days: u32,
+) -> Result<(f64, usize)> {
+    let http = reqwest::Client::new();
+    for day in 1..=days {
+        http.post(format!("{}/sandbox/advance?days=1", sandbox.url))
+            .header(JWT_HEADER, &sandbox.jwt)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .with_context(|| format!("the sandbox did not move to day {day}"))?;
+        let outcome = sync::run(client, opts, None).await?;
+        if outcome.totals.errors > 0 {
+            bail!(
+                "the history sync of day {day} had errors: {}",
+                outcome.summary_line()
+            );
+        }
+    }
+    let exe = std::env::current_exe().context("cannot find the orgledger executable")?;
+    let (mut times, mut rows) = (Vec::with_capacity(CHANGES_RUNS), 0);
+    for _ in 0..CHANGES_RUNS {
+        let started = Instant::now();
+        let run = Command::new(&exe)
+            .args(["-q", "--db"])
+            .arg(&opts.db)
+            .args(["changes", "--since", "run:1", "--format", "csv"])
+            .stderr(Stdio::inherit())
+            .output()
+            .context("cannot run orgledger changes")?;
+        times.push(started.elapsed().as_secs_f64());
+        if !run.status.success() {
+            bail!("orgledger changes failed: {}", run.status);
+        }
+        rows = run
+            .stdout
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count()
+            .saturating_sub(1);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((times[times.len() / 2], rows))
 }
 
 /// Export runs timed (the median is the figure).
