@@ -419,7 +419,7 @@ const CHANGES_DAYS: u32 = 30;
 const CHANGES_RUNS: usize = 5;
 
 /// Builds `days` of history (the sandbox's clock moves one day, then a sync), then
-/// times `orgledger changes --since run:1` over it in a child process, as a user runs
+/// times `orgledger changes --since run:1 --until run:<last>` over it in a child process, as a user runs
 /// it. Returns the median seconds and the rows it listed.
 async fn time_changes(
     client: &crate::api::client::Client,
@@ -451,6 +451,9 @@ async fn time_changes(
             .args(["-q", "--db"])
             .arg(&opts.db)
             .args(["changes", "--since", "run:1", "--format", "csv"])
+            // The sandbox's clock runs ahead of the wall clock, past `--until`'s
+            // default (now): the window ends at the last history sync instead.
+            .args(["--until", &format!("run:{}", days + 1)])
             .stderr(Stdio::inherit())
             .output()
             .context("cannot run orgledger changes")?;

@@ -350,3 +350,62 @@ fn an_unknown_run_or_kind_is_refused_with_what_is_valid() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("trial.upgraded"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_changes_report_and_the_page_section_show_the_week_s_limit_change() {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (scratch, db) = common::scratch();
+    sync_now(&sb, &db).await;
+    let (org, limit, _) = some_org(&db);
+    edit(&sb, json!({"edit": "set_limit", "organization": org, "field": "numberOfProjects", "value": limit + 5})).await;
+    assert_eq!(
+        common::admin_post(&sb, "/sandbox/advance?days=1").await,
+        200
+    );
+    sync_now(&sb, &db).await;
+    sb.shutdown().await;
+
+    let as_of = common::start_date() + chrono::Days::new(1);
+    let mut opts = orgledger::report::ReportOptions::new(&db, as_of);
+    opts.formats = vec![
+        orgledger::report::Format::Json,
+        orgledger::report::Format::Html,
+    ];
+    opts.out_root = scratch.path().join("reports");
+    let dir = orgledger::report::run(&opts).expect("reports build").dir;
+
+    let rows = common::json_rows(&dir, "changes");
+    assert_eq!(
+        about(&rows, "organization", &org.to_string()),
+        vec![json!([
+            "limit.changed",
+            "limit_number_of_projects",
+            limit.to_string(),
+            (limit + 5).to_string()
+        ])]
+    );
+    let limit_changes = rows.iter().filter(|r| r["kind"] == "limit.changed").count();
+
+    let page = std::fs::read_to_string(dir.join("index.html")).expect("index.html written");
+    common::well_formed(&page).expect("the page is well-formed");
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(&page, options).expect("parsed");
+    assert!(
+        doc.descendants()
+            .any(|n| n.has_tag_name("h2") && n.attribute("id") == Some("changes")),
+        "no 'What changed this week' heading"
+    );
+    let count_row = doc
+        .descendants()
+        .find(|n| n.has_tag_name("tr") && n.attribute("data-kind") == Some("limit.changed"))
+        .expect("a count row for limit.changed");
+    let cells: Vec<_> = count_row
+        .children()
+        .filter(|n| n.has_tag_name("td"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert_eq!(cells, ["limit.changed", limit_changes.to_string().as_str()]);
+}
