@@ -319,36 +319,29 @@ async fn one_sync_or_several_over_the_same_changes_give_the_same_rows() {
     assert_eq!(a, b);
 }
 
+/// `orgledger changes --db DB ARGS...`: its exit code and what it said on stderr.
+fn changes_refused(db: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_orgledger"))
+        .args(["--db", db.to_str().expect("utf-8"), "changes"])
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 #[test]
 fn an_unknown_run_or_kind_is_refused_with_what_is_valid() {
     let (_dir, db) = common::scratch();
     rusqlite::Connection::open(&db).expect("db");
-    let out = Command::new(env!("CARGO_BIN_EXE_orgledger"))
-        .args([
-            "--db",
-            db.to_str().expect("utf-8"),
-            "changes",
-            "--since",
-            "yesterday",
-        ])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("RFC 3339"));
-    let out = Command::new(env!("CARGO_BIN_EXE_orgledger"))
-        .args([
-            "--db",
-            db.to_str().expect("utf-8"),
-            "changes",
-            "--since",
-            "run:1",
-            "--kind",
-            "trial.renewed",
-        ])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("trial.upgraded"));
+    let (code, stderr) = changes_refused(&db, &["--since", "yesterday"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("RFC 3339"));
+    let (code, stderr) = changes_refused(&db, &["--since", "run:1", "--kind", "trial.renewed"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("trial.upgraded"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
