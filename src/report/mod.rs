@@ -304,9 +304,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         cause: source,
     })?;
 
-    // Read once: every report's rows take their completeness from it.
-    let complete = completeness::Completeness::read(&conn)?;
-    let built = build_all(opts, &jobs, &formats, &dir, conn, &complete)?;
+    let built = build_all(opts, &jobs, &formats, &dir, conn)?;
 
     let mut files = Vec::new();
     let mut frames = BTreeMap::new();
@@ -356,8 +354,7 @@ pub(crate) fn frames(opts: &ReportOptions) -> Result<BTreeMap<String, DataFrame>
     let jobs = plan(opts, queries_dir(opts).as_deref())?;
     let conn = open(&opts.db, opts.as_of)?;
     coverage::check(&conn, &opts.db, opts.as_of, chrono::Utc::now().date_naive())?;
-    let complete = completeness::Completeness::read(&conn)?;
-    let built = build_all(opts, &jobs, &[], Path::new(""), conn, &complete)?;
+    let built = build_all(opts, &jobs, &[], Path::new(""), conn)?;
     Ok(built.into_iter().map(|(name, df, _)| (name, df)).collect())
 }
 
@@ -484,8 +481,9 @@ fn build_all(
     formats: &[Format],
     dir: &Path,
     first_conn: Connection,
-    complete: &completeness::Completeness,
 ) -> Result<Vec<Built>, ReportError> {
+    // Read once: every report's rows take their completeness from it.
+    let complete = &completeness::Completeness::read(&first_conn)?;
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| cost(&jobs[i]));
     let threads = std::thread::available_parallelism()
