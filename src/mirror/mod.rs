@@ -12,7 +12,6 @@ pub mod lock;
 pub(crate) mod path;
 pub(crate) mod raw;
 pub(crate) mod row_stmt;
-pub(crate) mod rows;
 pub mod runs;
 pub mod schema;
 pub mod spec;

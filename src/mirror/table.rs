@@ -458,7 +458,7 @@ impl TableWriter<'_> {
     }
 
     /// Inserts the rows of a scope that holds none yet, [`INSERT_CHUNK`] rows per
-    /// statement. Their keys are distinct: `rows::DocRows` keeps one row per key.
+    /// statement. Their keys are distinct: `sync::rows::DocRows` keeps one row per key.
     fn insert_all(&mut self, rows: &[Row]) -> rusqlite::Result<WriteStats> {
         let mut chunks = rows.chunks_exact(INSERT_CHUNK);
         for chunk in &mut chunks {

@@ -3,8 +3,8 @@
 //! use every core while the writer thread only writes.
 
 use crate::api::{ApiError, Client, Failure, Fetched, Operation};
-use crate::mirror::rows::{self, DocRows};
 use crate::mirror::spec;
+use crate::sync::rows::{self, DocRows};
 use crate::sync::writer::Doc;
 
 /// A document to fetch.

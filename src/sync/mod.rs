@@ -16,6 +16,7 @@
 
 pub(crate) mod jobs;
 pub(crate) mod progress;
+pub(crate) mod rows;
 pub(crate) mod writer;
 
 use crate::api::outage::{Phase, span};

@@ -12,11 +12,11 @@
 //! bounded by the data, not by how many documents a fast machine gets through in the
 //! window.
 
-use crate::mirror::rows::{DocRows, RowSet};
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
 use crate::mirror::spec::TABLES;
 use crate::mirror::table::{RunStamp, TableSql, TableWriter, WriteStats, key_text};
 use crate::mirror::{MirrorError, now_text};
+use crate::sync::rows::{DocRows, RowSet};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 /// The tables' prepared statements for one run, by table name.
