@@ -40,8 +40,10 @@ FROM (SELECT organization_id, user_id,
       FROM dev_claims)
 WHERE k = 1;
 
--- A project's organization: its `ownerOrganizationId`, else the developer profile of
--- its `developerProfileUserId` (or `ownerUserId`) when the data names exactly one.
+-- A project's organization: its `ownerOrganizationId`, else the organization whose
+-- get-organization answer lists it (when exactly one does: a user with two developer
+-- profiles is told apart this way), else the developer profile of its
+-- `developerProfileUserId` (or `ownerUserId`) when the data names exactly one.
 CREATE TEMP VIEW project_organization AS
 WITH
 -- MATERIALIZED: computed once, not again for every row the NOT EXISTS below tests.
@@ -58,10 +60,18 @@ user_profile AS (
                             WHERE d.organization_id = l.organization_id))
     GROUP BY user_id
     HAVING COUNT(DISTINCT organization_id) = 1
+),
+listed AS MATERIALIZED (
+    SELECT project_id, MIN(organization_id) AS organization_id
+    FROM organization_projects
+    GROUP BY project_id
+    HAVING COUNT(*) = 1
 )
 SELECT p.id, p.deleted_date,
-       COALESCE(p.owner_organization_id, up.organization_id) AS organization_id
+       COALESCE(p.owner_organization_id, l.organization_id, up.organization_id)
+           AS organization_id
 FROM projects p
+LEFT JOIN listed l ON p.owner_organization_id IS NULL AND l.project_id = p.id
 LEFT JOIN user_profile up
   ON p.owner_organization_id IS NULL
  AND up.user_id = COALESCE(p.developer_profile_user_id, p.owner_user_id);

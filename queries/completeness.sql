@@ -82,7 +82,8 @@ SELECT
          WHEN pr.n > 1
               THEN 'organization unknown: the project names no owner organization and its '
                    || 'user ' || COALESCE(p.developer_profile_user_id, p.owner_user_id)
-                   || ' has ' || pr.n || ' developer profiles (' || pr.ids || ')'
+                   || ' has ' || pr.n || ' developer profiles (' || pr.ids || '), '
+                   || 'none of whose get-organization answers lists it'
          ELSE 'organization unknown: the project names no owner organization and no '
               || 'developer profile of its user is known'
     END AS organization_missing,

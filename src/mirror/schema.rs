@@ -45,7 +45,21 @@ const MIGRATIONS: &[Migration] = &[
         what: "alert state, alert runs and the alert outbox",
         sql: v4,
     },
+    Migration {
+        version: 5,
+        what: "organization_projects: the projects each get-organization answer lists",
+        sql: v5,
+    },
 ];
+
+/// Tables that a migration after the first one created: version 1 creates every
+/// other table of [`TABLES`], as it stood when that step was released.
+const ADDED_LATER: &[&str] = &["organization_projects"];
+
+/// The tables version 1 creates (and version 2 indexes).
+fn first_tables() -> impl Iterator<Item = &'static &'static TableSpec> {
+    TABLES.iter().filter(|t| !ADDED_LATER.contains(&t.name))
+}
 
 /// The current table is WITHOUT ROWID: its primary key is the only B-tree, so an
 /// insert updates one tree instead of a rowid table plus a key index (the daily
@@ -118,7 +132,7 @@ fn v1() -> String {
         );
         ",
     );
-    for spec in TABLES {
+    for spec in first_tables() {
         sql.push_str(&table_ddl(spec));
     }
     sql
@@ -129,15 +143,20 @@ fn v2() -> String {
         "ALTER TABLE sync_errors ADD COLUMN attempts INTEGER;\n\
          CREATE INDEX sync_errors_run ON sync_errors (run_id);\n",
     );
-    for spec in TABLES {
-        let key: Vec<&str> = spec.key.iter().map(|col| col.name).collect();
-        sql.push_str(&format!(
-            "CREATE INDEX {name}_history_key ON {name}_history ({key}, valid_from);\n",
-            name = spec.name,
-            key = key.join(", ")
-        ));
+    for spec in first_tables() {
+        sql.push_str(&history_key_index(spec));
     }
     sql
+}
+
+/// The index as-of reads of a table's history go through.
+fn history_key_index(spec: &TableSpec) -> String {
+    let key: Vec<&str> = spec.key.iter().map(|col| col.name).collect();
+    format!(
+        "CREATE INDEX {name}_history_key ON {name}_history ({key}, valid_from);\n",
+        name = spec.name,
+        key = key.join(", ")
+    )
 }
 
 /// SQLite cannot change a column's type in place: the tables that hold entitlement
@@ -167,6 +186,13 @@ fn v3() -> String {
         ));
     }
     sql
+}
+
+/// A mirror written before this version has no record of which organization listed a
+/// project; the next sync fills the table from the get-organization answers it fetches.
+fn v5() -> String {
+    use crate::mirror::spec::ORGANIZATION_PROJECTS;
+    table_ddl(&ORGANIZATION_PROJECTS) + &history_key_index(&ORGANIZATION_PROJECTS)
 }
 
 /// The alerts' bookkeeping (`crate::alerts`): one row per condition that has ever

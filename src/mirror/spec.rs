@@ -210,6 +210,18 @@ pub const USER_ORGANIZATIONS: TableSpec = TableSpec {
     removable: true,
 };
 
+/// Which projects an organization's get-organization answer lists. A developer-profile
+/// project names no `ownerOrganizationId`; when its user has two profiles, the
+/// organization that lists it is what says which one it belongs to.
+pub const ORGANIZATION_PROJECTS: TableSpec = TableSpec {
+    name: "organization_projects",
+    doc: "one project listed in `organization.projects` of an organization's get-organization answer",
+    key: &[c("organization_id", Int), c("project_id", Int)],
+    scope: &["organization_id"],
+    columns: &[c("project_name", Text)],
+    removable: true,
+};
+
 /// Organizations a user can access (operation 4, JWT only).
 pub const USER_ORGANIZATION_LINKS: TableSpec = TableSpec {
     name: "user_organization_links",
@@ -510,6 +522,7 @@ pub const TABLES: &[&TableSpec] = &[
     &ORGANIZATIONS,
     &ORGANIZATION_MEMBERS,
     &DATASETS,
+    &ORGANIZATION_PROJECTS,
     &USERS,
     &USER_ORGANIZATIONS,
     &USER_ORGANIZATION_LINKS,
@@ -530,7 +543,7 @@ pub const TABLES: &[&TableSpec] = &[
 /// user no longer listed has no trials or organization summaries left either).
 pub fn children(parent: &TableSpec) -> &'static [&'static TableSpec] {
     match parent.name {
-        "organizations" => &[&ORGANIZATION_MEMBERS, &DATASETS],
+        "organizations" => &[&ORGANIZATION_MEMBERS, &DATASETS, &ORGANIZATION_PROJECTS],
         "users" => &[&USER_ORGANIZATIONS, &USER_ORGANIZATION_LINKS, &TRIALS],
         "projects" => &[&PROJECT_COLLABORATORS],
         "project_info" => &[

@@ -158,7 +158,8 @@ mod tests {
     }
 
     #[test]
-    fn a_project_without_owner_organization_belongs_to_its_users_only_developer_profile() {
+    fn a_project_without_owner_organization_belongs_to_the_organization_listing_it_or_its_users_only_profile()
+     {
         let mut m = TestMirror::new();
         m.run("2025-03-31T06:00:00.000Z", |w| {
             for (org, user) in [(3, 301), (4, 401), (5, 401)] {
@@ -181,10 +182,17 @@ mod tests {
                 );
             }
             // 31: user 301's profile is 3. 41: user 401 has two profiles (4 and 5) and
-            // nothing says which. 51: no user at all. 52: named owner organization.
+            // nothing says which. 42: also 401's, listed by 5's get-organization answer.
+            // 51: no user at all. 52: named owner organization.
+            w.scope(
+                &ORGANIZATION_PROJECTS,
+                &[i(5)],
+                &[&[("organization_id", i(5)), ("project_id", i(42))]],
+            );
             for (id, dev_user, owner_org) in [
                 (31, Some(301), None),
                 (41, Some(401), None),
+                (42, Some(401), None),
                 (51, None, None),
                 (52, Some(401), Some(5)),
             ] {
@@ -214,6 +222,15 @@ mod tests {
         };
         assert_eq!(org("31"), (Some("3".into()), Some("Dev 3".into())));
         assert_eq!(org("41"), (None, None));
+        assert_eq!(
+            txt(df, find(df, &[("project_id", "41")]), "missing").as_deref(),
+            Some(
+                "organization unknown: the project names no owner organization and its user \
+                 401 has 2 developer profiles (4, 5), none of whose get-organization answers \
+                 lists it"
+            )
+        );
+        assert_eq!(org("42"), (Some("5".into()), Some("Dev 5".into())));
         assert_eq!(org("51"), (None, None));
         assert_eq!(org("52"), (Some("5".into()), Some("Dev 5".into())));
     }

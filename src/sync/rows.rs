@@ -425,6 +425,12 @@ pub fn organization(org_id: i64, doc: &OrganizationResponse) -> DocRows {
     }
     out.scope(&spec::DATASETS, vec![org_id.cell()], datasets);
     experiment_rows(&mut out, "organization", org_id, &doc.experiments);
+    let listed = org
+        .projects
+        .iter()
+        .filter_map(|p| Some(vec![org_id.cell(), p.id?.cell(), p.name.cell()]))
+        .collect();
+    out.scope(&spec::ORGANIZATION_PROJECTS, vec![org_id.cell()], listed);
     for p in &org.projects {
         project_rows(&mut out, p, &context);
     }
