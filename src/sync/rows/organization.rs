@@ -5,11 +5,11 @@
 //! SQLite writer only compares hashes and executes statements.
 
 use super::{Cell, DocRows, experiment_rows, limit_cells, project_rows, user_cells, with_key};
-use crate::api::models::OrganizationResponse;
+use crate::api::models::{Organization, OrganizationResponse};
 use crate::mirror::spec;
 use rusqlite::types::Value;
 
-/// Operation 1: the organization, its members, datasets, experiments and projects.
+/// The organization, its members, datasets, experiments and projects.
 pub fn organization(org_id: i64, doc: &OrganizationResponse) -> DocRows {
     let mut out = DocRows::default();
     let context = format!("organization {org_id}");
@@ -19,7 +19,25 @@ pub fn organization(org_id: i64, doc: &OrganizationResponse) -> DocRows {
         ));
         return out;
     };
-    let limits = doc.entitlement_limits.as_ref();
+    out.root(&spec::ORGANIZATIONS, organization_row(org_id, org, doc));
+    member_rows(&mut out, org_id, org, &context);
+    dataset_rows(&mut out, org_id, doc, &context);
+    experiment_rows(&mut out, "organization", org_id, &doc.experiments);
+    let listed = org
+        .projects
+        .iter()
+        .filter_map(|p| Some(vec![org_id.cell(), p.id?.cell(), p.name.cell()]))
+        .collect();
+    out.scope(&spec::ORGANIZATION_PROJECTS, vec![org_id.cell()], listed);
+    for p in &org.projects {
+        project_rows(&mut out, p, &context);
+    }
+    out
+}
+
+/// The `organizations` row: the organization object, then the document's compute
+/// limits, performance, CLI lists, readme and entitlement limits.
+fn organization_row(org_id: i64, org: &Organization, doc: &OrganizationResponse) -> Vec<Value> {
     let compute = doc.default_compute_limits.as_ref();
     let mut row = vec![
         org_id.cell(),
@@ -49,9 +67,11 @@ pub fn organization(org_id: i64, doc: &OrganizationResponse) -> DocRows {
         doc.readme.as_ref().and_then(|r| r.html.clone()).cell(),
         doc.whitelabel_id.cell(),
     ];
-    row.extend(limit_cells(limits));
-    out.root(&spec::ORGANIZATIONS, row);
+    row.extend(limit_cells(doc.entitlement_limits.as_ref()));
+    row
+}
 
+fn member_rows(out: &mut DocRows, org_id: i64, org: &Organization, context: &str) {
     let mut members = Vec::with_capacity(org.users.len());
     for m in &org.users {
         let Some(user_id) = m.id else {
@@ -71,7 +91,9 @@ pub fn organization(org_id: i64, doc: &OrganizationResponse) -> DocRows {
         members.push(row);
     }
     out.scope(&spec::ORGANIZATION_MEMBERS, vec![org_id.cell()], members);
+}
 
+fn dataset_rows(out: &mut DocRows, org_id: i64, doc: &OrganizationResponse, context: &str) {
     let mut datasets = Vec::with_capacity(doc.datasets.len());
     for d in &doc.datasets {
         let Some(name) = d.dataset.as_deref() else {
@@ -103,17 +125,6 @@ pub fn organization(org_id: i64, doc: &OrganizationResponse) -> DocRows {
         ]);
     }
     out.scope(&spec::DATASETS, vec![org_id.cell()], datasets);
-    experiment_rows(&mut out, "organization", org_id, &doc.experiments);
-    let listed = org
-        .projects
-        .iter()
-        .filter_map(|p| Some(vec![org_id.cell(), p.id?.cell(), p.name.cell()]))
-        .collect();
-    out.scope(&spec::ORGANIZATION_PROJECTS, vec![org_id.cell()], listed);
-    for p in &org.projects {
-        project_rows(&mut out, p, &context);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -6,13 +6,15 @@
 //! the single SQLite writer to comparing hashes and executing statements.
 
 use super::{Cell, DocRows, experiment_rows, limit_cells, project_rows, user_cells, with_key};
-use crate::api::models::WhitelabelUserResponse;
-use crate::api::tolerant::Timestamp;
+use crate::api::models::{
+    DailyMetrics, OrganizationSummary, WhitelabelUser, WhitelabelUserResponse,
+};
+use crate::api::tolerant::{DatedTimestamp, Timestamp};
 use crate::mirror::spec;
 use rusqlite::types::Value;
 
-/// Operation 2: the user, its organization summaries, trials, daily metrics,
-/// experiments and projects.
+/// The user, its organization summaries, trials, daily metrics, experiments and
+/// projects.
 pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserResponse) -> DocRows {
     let mut out = DocRows::default();
     let context = format!("white label user {user_id}");
@@ -29,42 +31,48 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
         wl_org_id.cell(),
     ]);
     out.root(&spec::USERS, row);
-
-    let orgs = u
+    let summaries = u
         .organizations
         .iter()
-        .filter_map(|o| {
-            let mut row = vec![
-                user_id.cell(),
-                o.id?.cell(),
-                o.name.cell(),
-                o.is_developer_profile.cell(),
-                o.whitelabel_id.cell(),
-                o.is_admin.cell(),
-                o.created.cell(),
-                o.trial_id.cell(),
-                o.trial_expired_date.cell(),
-                o.trial_upgraded_date.cell(),
-                o.user_count.cell(),
-                o.admin_count.cell(),
-                o.private_project_count.cell(),
-                o.public_project_license
-                    .as_ref()
-                    .and_then(|l| l.name.clone())
-                    .cell(),
-                o.public_project_license
-                    .as_ref()
-                    .and_then(|l| l.link.clone())
-                    .cell(),
-                o.logo.cell(),
-                o.last_accessed.cell(),
-            ];
-            row.extend(limit_cells(o.entitlement_limits.as_ref()));
-            Some(row)
-        })
+        .filter_map(|o| organization_summary_row(user_id, o))
         .collect();
-    out.scope(&spec::USER_ORGANIZATIONS, vec![user_id.cell()], orgs);
+    out.scope(&spec::USER_ORGANIZATIONS, vec![user_id.cell()], summaries);
+    trial_rows(&mut out, user_id, u, &context);
+    daily_metrics_rows(&mut out, user_id, u, &context);
+    experiment_rows(&mut out, "user", user_id, &u.experiments);
+    for p in &u.projects {
+        project_rows(&mut out, p, &context);
+    }
+    out
+}
 
+/// A `user_organizations` row; None for a summary without an organization id.
+fn organization_summary_row(user_id: i64, o: &OrganizationSummary) -> Option<Vec<Value>> {
+    let license = o.public_project_license.as_ref();
+    let mut row = vec![
+        user_id.cell(),
+        o.id?.cell(),
+        o.name.cell(),
+        o.is_developer_profile.cell(),
+        o.whitelabel_id.cell(),
+        o.is_admin.cell(),
+        o.created.cell(),
+        o.trial_id.cell(),
+        o.trial_expired_date.cell(),
+        o.trial_upgraded_date.cell(),
+        o.user_count.cell(),
+        o.admin_count.cell(),
+        o.private_project_count.cell(),
+        license.and_then(|l| l.name.clone()).cell(),
+        license.and_then(|l| l.link.clone()).cell(),
+        o.logo.cell(),
+        o.last_accessed.cell(),
+    ];
+    row.extend(limit_cells(o.entitlement_limits.as_ref()));
+    Some(row)
+}
+
+fn trial_rows(out: &mut DocRows, user_id: i64, u: &WhitelabelUser, context: &str) {
     let mut trials = Vec::with_capacity(u.trials.len());
     for t in &u.trials {
         let Some(id) = t.id else {
@@ -85,11 +93,14 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
         ]);
     }
     out.scope(&spec::TRIALS, vec![user_id.cell()], trials);
+}
 
+fn daily_metrics_rows(out: &mut DocRows, user_id: i64, u: &WhitelabelUser, context: &str) {
     let mut metrics = Vec::with_capacity(u.daily_metrics.len());
     // Every record of a user usually carries the same `computeTimeCalculatedSince`:
     // its text is formatted once and copied.
     let mut since: Option<(Timestamp, String)> = None;
+    let width = spec::DAILY_METRICS.width();
     for m in &u.daily_metrics {
         let Some(date) = m.date else {
             out.problems.push(format!(
@@ -98,50 +109,55 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
             continue;
         };
         let stamp = date.at.as_text();
-        // The day is the one written in the record's own offset, not the UTC day
-        // of the instant (they differ for `2026-06-10T00:00:00+02:00`).
-        let day = if date.offset_secs == 0 {
-            stamp[..10].to_string()
-        } else {
-            date.day().format("%Y-%m-%d").to_string()
-        };
-        metrics.push(vec![
-            user_id.cell(),
-            Value::Text(day),
-            Value::Text(stamp),
-            m.total_users.cell(),
-            m.total_staff_users.cell(),
-            m.total_projects.cell(),
-            m.total_current_contract_cpu_compute_time_seconds.cell(),
-            m.total_current_contract_gpu_compute_time_seconds.cell(),
-            m.total_current_contract_compute_time_seconds.cell(),
-            m.total_storage_size_bytes.cell(),
-            m.users_added.cell(),
-            m.users_deleted.cell(),
-            m.projects_added.cell(),
-            m.projects_deleted.cell(),
-            m.cpu_compute_time_seconds.cell(),
-            m.gpu_compute_time_seconds.cell(),
-            m.compute_time_seconds.cell(),
-            m.storage_bytes_added.cell(),
-            m.storage_bytes_deleted.cell(),
-            m.staff_users_added.cell(),
-            m.staff_users_deleted.cell(),
-            match m.compute_time_calculated_since {
-                Some(t) => Value::Text(match &since {
-                    Some((last, text)) if *last == t => text.clone(),
-                    _ => since.insert((t, t.as_text())).1.clone(),
-                }),
-                None => Value::Null,
-            },
-        ]);
+        let mut row = Vec::with_capacity(width);
+        row.extend([user_id.cell(), Value::Text(day_of(&date, &stamp))]);
+        row.push(Value::Text(stamp));
+        row.extend(metric_cells(m));
+        row.push(match m.compute_time_calculated_since {
+            Some(t) => Value::Text(match &since {
+                Some((last, text)) if *last == t => text.clone(),
+                _ => since.insert((t, t.as_text())).1.clone(),
+            }),
+            None => Value::Null,
+        });
+        metrics.push(row);
     }
     out.scope(&spec::DAILY_METRICS, vec![user_id.cell()], metrics);
-    experiment_rows(&mut out, "user", user_id, &u.experiments);
-    for p in &u.projects {
-        project_rows(&mut out, p, &context);
+}
+
+/// The day is the one written in the record's own offset, not the UTC day of the
+/// instant (they differ for `2026-06-10T00:00:00+02:00`); `stamp` is the instant's
+/// UTC text, whose first ten characters are the day when the offset is zero.
+fn day_of(date: &DatedTimestamp, stamp: &str) -> String {
+    if date.offset_secs == 0 {
+        stamp[..10].to_string()
+    } else {
+        date.day().format("%Y-%m-%d").to_string()
     }
-    out
+}
+
+/// The record's totals and changes, in the order of the table's columns.
+fn metric_cells(m: &DailyMetrics) -> [Value; 18] {
+    [
+        m.total_users.cell(),
+        m.total_staff_users.cell(),
+        m.total_projects.cell(),
+        m.total_current_contract_cpu_compute_time_seconds.cell(),
+        m.total_current_contract_gpu_compute_time_seconds.cell(),
+        m.total_current_contract_compute_time_seconds.cell(),
+        m.total_storage_size_bytes.cell(),
+        m.users_added.cell(),
+        m.users_deleted.cell(),
+        m.projects_added.cell(),
+        m.projects_deleted.cell(),
+        m.cpu_compute_time_seconds.cell(),
+        m.gpu_compute_time_seconds.cell(),
+        m.compute_time_seconds.cell(),
+        m.storage_bytes_added.cell(),
+        m.storage_bytes_deleted.cell(),
+        m.staff_users_added.cell(),
+        m.staff_users_deleted.cell(),
+    ]
 }
 
 #[cfg(test)]
