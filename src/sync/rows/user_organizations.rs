@@ -8,7 +8,7 @@ use super::{Cell, DocRows};
 use crate::api::models::OrganizationLinkList;
 use crate::mirror::spec;
 
-/// Operation 4: the organizations a user can access.
+/// The organizations a user can access.
 pub fn user_organizations(user_id: i64, doc: &OrganizationLinkList) -> DocRows {
     let mut out = DocRows::default();
     let rows = doc
