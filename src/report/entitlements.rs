@@ -346,6 +346,24 @@ mod tests {
         w.scope_rows(&DATASETS, &[i(org)], &rows);
     }
 
+    /// One member's daily-metrics record of `day` with these totals: storage bytes,
+    /// compute and GPU seconds, projects.
+    fn metrics_day(
+        user: i64,
+        day: &str,
+        [storage, compute, gpu, projects]: [i64; 4],
+    ) -> Vec<(&'static str, Value)> {
+        vec![
+            ("user_id", i(user)),
+            ("day", t(day)),
+            ("total_storage_size_bytes", i(storage)),
+            ("total_current_contract_compute_time_seconds", i(compute)),
+            ("total_current_contract_gpu_compute_time_seconds", i(gpu)),
+            ("total_projects", i(projects)),
+            ("total_users", i(0)),
+        ]
+    }
+
     /// Alpha: storage 800/1000 (warning), compute 75.5/100 (ok), gpu no source
     /// (no_data), projects 2/10 (ok), users 5/4 (exceeded).
     fn put_alpha(w: &Run<'_>) {
@@ -411,21 +429,10 @@ mod tests {
         members(w, 3, &[301]);
         // Ignored for a developer profile: its datasets.
         datasets(w, 3, &[("x", 7)]);
-        let day = |d: &str, storage: i64, compute: i64, gpu: i64, projects: i64| {
-            vec![
-                ("user_id", i(301)),
-                ("day", t(d)),
-                ("total_storage_size_bytes", i(storage)),
-                ("total_current_contract_compute_time_seconds", i(compute)),
-                ("total_current_contract_gpu_compute_time_seconds", i(gpu)),
-                ("total_projects", i(projects)),
-                ("total_users", i(0)),
-            ]
-        };
         let days = [
-            day("2025-02-28", 900, 600, 10, 3),
-            day("2025-03-10", 1200, 900, 20, 4),
-            day("2025-03-30", 1500, 1200, 40, 5),
+            metrics_day(301, "2025-02-28", [900, 600, 10, 3]),
+            metrics_day(301, "2025-03-10", [1200, 900, 20, 4]),
+            metrics_day(301, "2025-03-30", [1500, 1200, 40, 5]),
         ];
         w.scope_rows(&DAILY_METRICS, &[i(301)], &days);
     }
@@ -693,18 +700,6 @@ mod tests {
         );
     }
 
-    /// One member's daily-metrics record of `day` with these totals.
-    fn metrics_day(user: i64, day: &str, storage: i64, compute: i64) -> Vec<(&str, Value)> {
-        vec![
-            ("user_id", i(user)),
-            ("day", t(day)),
-            ("total_storage_size_bytes", i(storage)),
-            ("total_current_contract_compute_time_seconds", i(compute)),
-            ("total_current_contract_gpu_compute_time_seconds", i(0)),
-            ("total_projects", i(1)),
-            ("total_users", i(0)),
-        ]
-    }
 
     /// Writes the member list of organization `org` with roles.
     fn members_with_roles(w: &Run<'_>, org: i64, list: &[(i64, &str)]) {
@@ -735,7 +730,7 @@ mod tests {
         members_with_roles(w, 4, &[(401, "admin")]);
         members_with_roles(w, 5, &[(401, "admin")]);
         for (user, storage, compute) in [(301, 700, 70), (302, 900, 90), (401, 400, 40)] {
-            let day = metrics_day(user, "2025-03-30", storage, compute);
+            let day = metrics_day(user, "2025-03-30", [storage, compute, 0, 1]);
             w.scope(&DAILY_METRICS, &[i(user)], &[day.as_slice()]);
         }
     }
