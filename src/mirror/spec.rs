@@ -214,14 +214,16 @@ pub const USER_ORGANIZATIONS: TableSpec = TableSpec {
 
 /// Which projects an organization's get-organization answer lists. A developer-profile
 /// project names no `ownerOrganizationId`; when its user has two profiles, the
-/// organization that lists it is what says which one it belongs to.
+/// organization that lists it is what says which one it belongs to. Not removable: a
+/// soft-deleted project leaves the list, but its compute still belongs to the
+/// organization that listed it.
 pub const ORGANIZATION_PROJECTS: TableSpec = TableSpec {
     name: "organization_projects",
-    doc: "one project listed in `organization.projects` of an organization's get-organization answer",
+    doc: "one project an organization's get-organization answer lists (or once listed) in `organization.projects`",
     key: &[c("organization_id", Int), c("project_id", Int)],
     scope: &["organization_id"],
     columns: &[c("project_name", Text)],
-    removable: true,
+    removable: false,
 };
 
 /// Organizations a user can access (`list-user-organizations`, JWT only).
@@ -548,7 +550,7 @@ pub const TABLES: &[&TableSpec] = &[
 /// user no longer listed has no trials or organization summaries left either).
 pub fn children(parent: &TableSpec) -> &'static [&'static TableSpec] {
     match parent.name {
-        "organizations" => &[&ORGANIZATION_MEMBERS, &DATASETS, &ORGANIZATION_PROJECTS],
+        "organizations" => &[&ORGANIZATION_MEMBERS, &DATASETS],
         "users" => &[&USER_ORGANIZATIONS, &USER_ORGANIZATION_LINKS, &TRIALS],
         "projects" => &[&PROJECT_COLLABORATORS],
         "project_info" => &[

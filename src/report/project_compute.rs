@@ -233,5 +233,24 @@ mod tests {
         assert_eq!(org("42"), (Some("5".into()), Some("Dev 5".into())));
         assert_eq!(org("51"), (None, None));
         assert_eq!(org("52"), (Some("5".into()), Some("Dev 5".into())));
+
+        // 42 is deleted: organization 5's next answer no longer lists it, and its
+        // compute still belongs to 5.
+        m.run("2025-04-01T06:00:00.000Z", |w| {
+            w.scope(&ORGANIZATION_PROJECTS, &[i(5)], &[]);
+            w.put(
+                &PROJECTS,
+                &[
+                    ("id", i(42)),
+                    ("owner_user_id", i(401)),
+                    ("developer_profile_user_id", i(401)),
+                    ("deleted_date", t("2025-03-31T12:00:00.000Z")),
+                ],
+            );
+        });
+        let out = m.report("2025-04-01", &["project_compute"]);
+        let df = &out.frames["project_compute"];
+        let r = find(df, &[("project_id", "42")]);
+        assert_eq!(txt(df, r, "organization_id").as_deref(), Some("5"));
     }
 }

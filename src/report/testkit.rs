@@ -95,8 +95,11 @@ impl TestMirror {
         }
     }
 
+    /// The writing connection, reopened when a report closed it (a later sync run).
     fn conn(&mut self) -> &mut Connection {
-        self.conn.as_mut().expect("the mirror is closed")
+        let path = &self.path;
+        self.conn
+            .get_or_insert_with(|| crate::mirror::open_rw(path).expect("reopen the mirror"))
     }
 
     /// Closes the writing connection (as a finished sync does) before reports read.
