@@ -700,7 +700,6 @@ mod tests {
         );
     }
 
-
     /// Writes the member list of organization `org` with roles.
     fn members_with_roles(w: &Run<'_>, org: i64, list: &[(i64, &str)]) {
         let rows: Vec<Vec<(&str, Value)>> = list

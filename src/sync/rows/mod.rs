@@ -62,6 +62,12 @@ pub struct DocRows {
 }
 
 impl DocRows {
+    /// Reports an element of the document (of `context`) that cannot become a row.
+    fn skipped(&mut self, context: &str, element: &str) {
+        self.problems
+            .push(format!("{context}: {element} was skipped"));
+    }
+
     fn root(&mut self, table: &'static TableSpec, row: Vec<Value>) {
         let row = Row::new(row);
         self.sets.push(RowSet::Root { table, row });
@@ -265,8 +271,7 @@ fn collaborator_row(project_id: i64, c: &Collaborator) -> Option<Vec<Value>> {
 /// A project row and its collaborators.
 fn project_rows(out: &mut DocRows, p: &Project, context: &str) {
     let Some(id) = p.id else {
-        out.problems
-            .push(format!("{context}: a project without an id was skipped"));
+        out.skipped(context, "a project without an id");
         return;
     };
     let row = vec![
@@ -308,9 +313,10 @@ fn project_rows(out: &mut DocRows, p: &Project, context: &str) {
     for c in &p.collaborators {
         match collaborator_row(id, c) {
             Some(row) => collaborators.push(row),
-            None => out.problems.push(format!(
-                "{context}: a collaborator of project {id} without an id was skipped"
-            )),
+            None => out.skipped(
+                context,
+                &format!("a collaborator of project {id} without an id"),
+            ),
         }
     }
     out.scope(&spec::PROJECT_COLLABORATORS, vec![id.cell()], collaborators);

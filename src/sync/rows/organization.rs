@@ -75,8 +75,7 @@ fn member_rows(out: &mut DocRows, org_id: i64, org: &Organization, context: &str
     let mut members = Vec::with_capacity(org.users.len());
     for m in &org.users {
         let Some(user_id) = m.id else {
-            out.problems
-                .push(format!("{context}: a member without an id was skipped"));
+            out.skipped(context, "a member without an id");
             continue;
         };
         let mut row = with_key(vec![org_id.cell(), user_id.cell()], user_cells!(m));
@@ -97,8 +96,7 @@ fn dataset_rows(out: &mut DocRows, org_id: i64, doc: &OrganizationResponse, cont
     let mut datasets = Vec::with_capacity(doc.datasets.len());
     for d in &doc.datasets {
         let Some(name) = d.dataset.as_deref() else {
-            out.problems
-                .push(format!("{context}: a dataset without a name was skipped"));
+            out.skipped(context, "a dataset without a name");
             continue;
         };
         let bucket = d.bucket.as_ref();

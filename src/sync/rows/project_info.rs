@@ -215,9 +215,10 @@ fn device_rows(out: &mut DocRows, project_id: i64, doc: &ProjectInfoResponse) {
     let mut sensors = Vec::new();
     for d in &doc.devices {
         let Some(device_id) = d.device_id.as_deref() else {
-            out.problems.push(format!(
-                "project {project_id}: a device without a deviceId was skipped"
-            ));
+            out.skipped(
+                &format!("project {project_id}"),
+                "a device without a deviceId",
+            );
             continue;
         };
         let inf = d.inference_info.as_ref();

@@ -76,8 +76,7 @@ fn trial_rows(out: &mut DocRows, user_id: i64, u: &WhitelabelUser, context: &str
     let mut trials = Vec::with_capacity(u.trials.len());
     for t in &u.trials {
         let Some(id) = t.id else {
-            out.problems
-                .push(format!("{context}: a trial without an id was skipped"));
+            out.skipped(context, "a trial without an id");
             continue;
         };
         trials.push(vec![
@@ -103,9 +102,7 @@ fn daily_metrics_rows(out: &mut DocRows, user_id: i64, u: &WhitelabelUser, conte
     let width = spec::DAILY_METRICS.width();
     for m in &u.daily_metrics {
         let Some(date) = m.date else {
-            out.problems.push(format!(
-                "{context}: a daily metrics record without a date was skipped"
-            ));
+            out.skipped(context, "a daily metrics record without a date");
             continue;
         };
         let stamp = date.at.as_text();
