@@ -201,7 +201,7 @@ impl Client {
         &self.cfg.base_url
     }
 
-    /// Operation 1: all information about one organization.
+    /// `get-organization`: all information about one organization.
     pub async fn get_organization(
         &self,
         org_id: i64,
@@ -210,7 +210,7 @@ impl Client {
             .await
     }
 
-    /// Operation 2: one white label user with trials and daily metrics.
+    /// `get-whitelabel-user`: one white label user with trials and daily metrics.
     pub async fn get_whitelabel_user(
         &self,
         org_id: i64,
@@ -223,7 +223,7 @@ impl Client {
         .await
     }
 
-    /// Operation 3: organizations of the caller.
+    /// `list-organizations`: organizations of the caller.
     pub async fn list_organizations(&self) -> Result<Fetched<OrganizationListResponse>, Failure> {
         self.get(
             Operation::ListOrganizations,
@@ -232,7 +232,7 @@ impl Client {
         .await
     }
 
-    /// Operation 3, reading only the organizations' ids (discovery).
+    /// `list-organizations`, reading only the organizations' ids (discovery).
     pub async fn list_organization_ids(&self) -> Result<Fetched<OrganizationIdList>, Failure> {
         self.get(
             Operation::ListOrganizations,
@@ -241,7 +241,7 @@ impl Client {
         .await
     }
 
-    /// Operation 4: organizations of a user (JWT only).
+    /// `list-user-organizations`: organizations of a user (JWT only).
     pub async fn list_user_organizations(
         &self,
         user_id: i64,
@@ -253,7 +253,7 @@ impl Client {
         .await
     }
 
-    /// Operation 4 read for the mirror: each organization's id and name only (see
+    /// `list-user-organizations` read for the mirror: each organization's id and name only (see
     /// [`OrganizationLinkList`]).
     pub async fn list_user_organization_links(
         &self,
@@ -266,13 +266,13 @@ impl Client {
         .await
     }
 
-    /// Operation 5: active projects.
+    /// `list-projects`: active projects.
     pub async fn list_projects(&self) -> Result<Fetched<ProjectListResponse>, Failure> {
         self.get(Operation::ListProjects, op::PROJECTS_PATH.to_string())
             .await
     }
 
-    /// Operation 6: the full information of one project.
+    /// `get-project-info`: the full information of one project.
     pub async fn get_project_info(
         &self,
         project_id: i64,
@@ -285,7 +285,7 @@ impl Client {
         .await
     }
 
-    /// Operation 7: projects of the current user.
+    /// `list-user-projects`: projects of the current user.
     pub async fn list_user_projects(&self) -> Result<Fetched<ProjectListResponse>, Failure> {
         self.get(
             Operation::ListUserProjects,
@@ -294,7 +294,7 @@ impl Client {
         .await
     }
 
-    /// Operation 8: creates a project in the white label context. The request is
+    /// `create-project`: creates a project in the white label context. The request is
     /// validated before anything is sent; it is not retried after a timeout, since
     /// the project may have been created.
     pub async fn create_project(

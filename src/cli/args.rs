@@ -346,28 +346,28 @@ pub struct ApiArgs {
 /// One operation of the API.
 #[derive(Debug, Subcommand)]
 pub enum ApiOp {
-    /// Operation 1: all information about one organization.
+    /// All information about one organization.
     GetOrganization {
         /// Organization id.
         org: i64,
     },
-    /// Operation 2: one white label user (white label admins only).
+    /// One white label user (white label admins only).
     GetWhitelabelUser {
         /// White label admin organization id.
         org: i64,
         /// User id.
         user: i64,
     },
-    /// Operation 3: the caller's organizations.
+    /// The caller's organizations.
     ListOrganizations,
-    /// Operation 4: a user's organizations (JWT only).
+    /// A user's organizations (JWT only).
     ListUserOrganizations {
         /// User id.
         user: i64,
     },
-    /// Operation 5: active projects.
+    /// Active projects.
     ListProjects,
-    /// Operation 6: full information of one project.
+    /// Full information of one project.
     GetProjectInfo {
         /// Project id.
         project: i64,
@@ -375,7 +375,7 @@ pub enum ApiOp {
         #[arg(long)]
         impulse_id: Option<i64>,
     },
-    /// Operation 7: the current user's projects.
+    /// The current user's projects.
     ListUserProjects,
 }
 
@@ -390,7 +390,7 @@ pub struct ProjectArgs {
 /// Project actions.
 #[derive(Debug, Subcommand)]
 pub enum ProjectAction {
-    /// Operation 8: create a project in a white label organization.
+    /// Create a project in a white label organization (`create-project`).
     Create(CreateArgs),
 }
 

@@ -178,144 +178,212 @@ async fn baseline(
     Ok((started.elapsed().as_secs_f64(), total))
 }
 
+/// The figures of a run, printed at the end as one JSON object.
+#[derive(Default)]
+struct Figures(serde_json::Map<String, serde_json::Value>);
+
+impl Figures {
+    fn insert(&mut self, key: &str, value: impl Into<serde_json::Value>) {
+        self.0.insert(key.into(), value.into());
+    }
+
+    /// Seconds, megabytes and ratios, to two decimals.
+    fn rounded(&mut self, pairs: &[(&str, f64)]) {
+        for &(key, v) in pairs {
+            self.insert(key, serde_json::json!((v * 100.0).round() / 100.0));
+        }
+    }
+}
+
+/// What the timed steps share: the sandbox, the scratch mirror and the sync's client
+/// and options.
+struct Bench {
+    sandbox: SandboxProcess,
+    dir: ScratchDir,
+    client: crate::api::client::Client,
+    opts: SyncOptions,
+    concurrency: usize,
+}
+
+/// The first sync, with the CPU time and peak memory it took.
+struct FirstSync {
+    outcome: sync::SyncOutcome,
+    cpu: f64,
+    peak: f64,
+}
+
 /// Runs the command.
 pub async fn run(args: &BenchArgs) -> Result<Exit> {
+    let bench = prepare(args)?;
+    let mut figures = Figures::default();
+    figures.insert("profile", format!("{:?}", args.profile).to_lowercase());
+    figures.insert("concurrency", bench.concurrency);
+    // The report benchmark reads the mirror this sync builds, so the sync always runs.
+    let first = first_sync(&bench).await?;
+    let wants = |targets: &[BenchTarget]| targets.contains(&args.target);
+    if wants(&[BenchTarget::Sync, BenchTarget::All]) {
+        measure_sync(&bench, &first, &mut figures).await?;
+    }
+    if wants(&[BenchTarget::Report, BenchTarget::All]) {
+        measure_reports(&bench, &mut figures).await?;
+    }
+    if wants(&[BenchTarget::Export, BenchTarget::All]) {
+        measure_export(&bench, &mut figures).await?;
+    }
+    if args.target == BenchTarget::Changes {
+        measure_changes(&bench, &mut figures).await?;
+    }
+    if wants(&[BenchTarget::Report, BenchTarget::Export, BenchTarget::All]) {
+        measure_alerts(&bench, &mut figures).await?;
+    }
+    println!("{}", serde_json::Value::Object(figures.0));
+    drop(bench);
+    Ok(Exit::Ok)
+}
+
+/// Starts the sandbox and points a sync at a new mirror in a scratch folder.
+fn prepare(args: &BenchArgs) -> Result<Bench> {
     let sandbox = spawn_sandbox(args)?;
     let dir = ScratchDir::new()?;
-    let db = dir.path().join("bench.db");
     let concurrency = usize::from(args.concurrency.max(1));
     let client = crate::cli::demo_cmd::sandbox_client(&sandbox.url, &sandbox.jwt, concurrency)?;
     let opts = SyncOptions {
-        db: db.clone(),
+        db: dir.path().join("bench.db"),
         whitelabel_org: Some(sandbox.whitelabel_org),
         has_jwt: true,
         store_secrets: false,
         progress: false,
     };
-    let mut figures = serde_json::Map::new();
-    figures.insert(
-        "profile".into(),
-        format!("{:?}", args.profile).to_lowercase().into(),
-    );
-    figures.insert("concurrency".into(), concurrency.into());
-    // The report benchmark reads the mirror this sync builds, so the sync always runs.
+    Ok(Bench {
+        sandbox,
+        dir,
+        client,
+        opts,
+        concurrency,
+    })
+}
+
+async fn first_sync(bench: &Bench) -> Result<FirstSync> {
     reset_peak_rss();
     let cpu0 = cpu_seconds();
-    let outcome = sync::run(&client, &opts, None).await?;
+    let outcome = sync::run(&bench.client, &bench.opts, None).await?;
     let cpu = cpu_seconds() - cpu0;
     let peak = peak_rss_mb();
     if outcome.totals.errors > 0 {
         bail!("the benchmark sync had errors: {}", outcome.summary_line());
     }
-    if matches!(args.target, BenchTarget::Sync | BenchTarget::All) {
-        let sync_s = outcome.elapsed.as_secs_f64();
-        let mb = outcome.totals.bytes as f64 / 1e6;
-        let urls = synced_urls(&db, sandbox.whitelabel_org)?;
-        let (base_s, base_bytes) = baseline(&sandbox.url, &sandbox.jwt, urls, concurrency).await?;
-        let again = sync::run(&client, &opts, None).await?;
-        let rewritten =
-            again.totals.rows.inserted + again.totals.rows.updated + again.totals.rows.removed;
-        println!("{}", outcome.summary_line());
-        println!(
-            "sync: {sync_s:.2} s; baseline download of the same {} requests: {base_s:.2} s ({:.1} MB); ratio {:.2} (target <= 1.3)",
-            outcome.totals.requests,
-            base_bytes as f64 / 1e6,
-            sync_s / base_s
-        );
-        println!(
-            "worker CPU: {cpu:.2} s for {mb:.1} MB = {:.2} s per 100 MB (target < 1)",
-            cpu / mb * 100.0
-        );
-        println!("worker peak memory: {peak:.0} MB (target < 200)");
-        println!(
-            "re-sync of the unchanged world: {:.2} s, rows rewritten: {rewritten} (target 0)",
-            again.elapsed.as_secs_f64()
-        );
-        for (k, v) in [
-            ("sync_seconds", sync_s),
-            ("baseline_seconds", base_s),
-            ("ratio", sync_s / base_s),
-            ("megabytes", mb),
-            ("cpu_seconds", cpu),
-            ("cpu_seconds_per_100mb", cpu / mb * 100.0),
-            ("peak_rss_mb", peak),
-            ("resync_seconds", again.elapsed.as_secs_f64()),
-        ] {
-            figures.insert(k.into(), serde_json::json!((v * 100.0).round() / 100.0));
-        }
-        figures.insert("resync_rows_rewritten".into(), rewritten.into());
-    }
-    if matches!(args.target, BenchTarget::Report | BenchTarget::All) {
-        let (times, files, rows) = time_reports(&db, &dir.path().join("reports")).await?;
-        let median = times[times.len() / 2];
-        let (min, max) = (times[0], times[times.len() - 1]);
-        println!(
-            "reports: median {median:.2} s of {} runs (min {min:.2}, max {max:.2}) for {files} files, {rows} rows (target < 2 s)",
-            times.len()
-        );
-        for (k, v) in [
-            ("report_seconds", median),
-            ("report_seconds_min", min),
-            ("report_seconds_max", max),
-        ] {
-            figures.insert(k.into(), serde_json::json!((v * 100.0).round() / 100.0));
-        }
-        figures.insert(
-            "reports".into(),
-            per_report(&db, &dir.path().join("reports"))?,
-        );
-    }
-    if matches!(args.target, BenchTarget::Export | BenchTarget::All) {
-        let export = time_export(&db, &dir.path().join("export")).await?;
-        println!(
-            "export: median {:.2} s of {} runs (min {:.2}, max {:.2}) for {} files, {} rows, {:.1} MB; peak memory {:.0} MB (target < 10 s)",
-            export.median(),
-            export.times.len(),
-            export.times[0],
-            export.times[export.times.len() - 1],
-            export.files,
-            export.rows,
-            export.bytes as f64 / 1e6,
-            export.peak_rss_mb
-        );
-        for (k, v) in [
-            ("export_seconds", export.median()),
-            ("export_megabytes", export.bytes as f64 / 1e6),
-            ("export_peak_rss_mb", export.peak_rss_mb),
-        ] {
-            figures.insert(k.into(), serde_json::json!((v * 100.0).round() / 100.0));
-        }
-    }
-    if args.target == BenchTarget::Changes {
-        let (seconds, rows) = time_changes(&client, &opts, &sandbox, CHANGES_DAYS).await?;
-        println!(
-            "changes: median {seconds:.2} s of {CHANGES_RUNS} runs over {CHANGES_DAYS} days of history, {rows} rows (target < 1 s)"
-        );
-        figures.insert(
-            "changes_seconds".into(),
-            serde_json::json!((seconds * 100.0).round() / 100.0),
-        );
-        figures.insert("changes_rows".into(), rows.into());
-    }
-    if matches!(
-        args.target,
-        BenchTarget::Report | BenchTarget::Export | BenchTarget::All
-    ) {
-        let (first, again, events) = time_alerts(&db, dir.path()).await?;
-        println!(
-            "alerts: {first:.2} s for the first evaluation ({events} events, from the mirror), {again:.2} s with the report job's tables (target < 1 s beyond the report)"
-        );
-        for (k, v) in [
-            ("alerts_seconds", first),
-            ("alerts_after_report_seconds", again),
-        ] {
-            figures.insert(k.into(), serde_json::json!((v * 100.0).round() / 100.0));
-        }
-        figures.insert("alert_events".into(), events.into());
-    }
-    println!("{}", serde_json::Value::Object(figures));
-    drop(sandbox);
-    Ok(Exit::Ok)
+    Ok(FirstSync { outcome, cpu, peak })
+}
+
+/// The first sync against a plain download of the same URLs, and a re-sync of the
+/// unchanged world.
+async fn measure_sync(bench: &Bench, first: &FirstSync, figures: &mut Figures) -> Result<()> {
+    let FirstSync { outcome, cpu, peak } = first;
+    let (cpu, peak) = (*cpu, *peak);
+    let sync_s = outcome.elapsed.as_secs_f64();
+    let mb = outcome.totals.bytes as f64 / 1e6;
+    let urls = synced_urls(&bench.opts.db, bench.sandbox.whitelabel_org)?;
+    let (base_s, base_bytes) = baseline(
+        &bench.sandbox.url,
+        &bench.sandbox.jwt,
+        urls,
+        bench.concurrency,
+    )
+    .await?;
+    let again = sync::run(&bench.client, &bench.opts, None).await?;
+    let rewritten =
+        again.totals.rows.inserted + again.totals.rows.updated + again.totals.rows.removed;
+    println!("{}", outcome.summary_line());
+    println!(
+        "sync: {sync_s:.2} s; baseline download of the same {} requests: {base_s:.2} s ({:.1} MB); ratio {:.2} (target <= 1.3)",
+        outcome.totals.requests,
+        base_bytes as f64 / 1e6,
+        sync_s / base_s
+    );
+    println!(
+        "worker CPU: {cpu:.2} s for {mb:.1} MB = {:.2} s per 100 MB (target < 1)",
+        cpu / mb * 100.0
+    );
+    println!("worker peak memory: {peak:.0} MB (target < 200)");
+    println!(
+        "re-sync of the unchanged world: {:.2} s, rows rewritten: {rewritten} (target 0)",
+        again.elapsed.as_secs_f64()
+    );
+    figures.rounded(&[
+        ("sync_seconds", sync_s),
+        ("baseline_seconds", base_s),
+        ("ratio", sync_s / base_s),
+        ("megabytes", mb),
+        ("cpu_seconds", cpu),
+        ("cpu_seconds_per_100mb", cpu / mb * 100.0),
+        ("peak_rss_mb", peak),
+        ("resync_seconds", again.elapsed.as_secs_f64()),
+    ]);
+    figures.insert("resync_rows_rewritten", rewritten);
+    Ok(())
+}
+
+async fn measure_reports(bench: &Bench, figures: &mut Figures) -> Result<()> {
+    let out = bench.dir.path().join("reports");
+    let (times, files, rows) = time_reports(&bench.opts.db, &out).await?;
+    let median = times[times.len() / 2];
+    let (min, max) = (times[0], times[times.len() - 1]);
+    println!(
+        "reports: median {median:.2} s of {} runs (min {min:.2}, max {max:.2}) for {files} files, {rows} rows (target < 2 s)",
+        times.len()
+    );
+    figures.rounded(&[
+        ("report_seconds", median),
+        ("report_seconds_min", min),
+        ("report_seconds_max", max),
+    ]);
+    figures.insert("reports", per_report(&bench.opts.db, &out)?);
+    Ok(())
+}
+
+async fn measure_export(bench: &Bench, figures: &mut Figures) -> Result<()> {
+    let export = time_export(&bench.opts.db, &bench.dir.path().join("export")).await?;
+    println!(
+        "export: median {:.2} s of {} runs (min {:.2}, max {:.2}) for {} files, {} rows, {:.1} MB; peak memory {:.0} MB (target < 10 s)",
+        export.median(),
+        export.times.len(),
+        export.times[0],
+        export.times[export.times.len() - 1],
+        export.files,
+        export.rows,
+        export.bytes as f64 / 1e6,
+        export.peak_rss_mb
+    );
+    figures.rounded(&[
+        ("export_seconds", export.median()),
+        ("export_megabytes", export.bytes as f64 / 1e6),
+        ("export_peak_rss_mb", export.peak_rss_mb),
+    ]);
+    Ok(())
+}
+
+async fn measure_changes(bench: &Bench, figures: &mut Figures) -> Result<()> {
+    let (seconds, rows) =
+        time_changes(&bench.client, &bench.opts, &bench.sandbox, CHANGES_DAYS).await?;
+    println!(
+        "changes: median {seconds:.2} s of {CHANGES_RUNS} runs over {CHANGES_DAYS} days of history, {rows} rows (target < 1 s)"
+    );
+    figures.rounded(&[("changes_seconds", seconds)]);
+    figures.insert("changes_rows", rows);
+    Ok(())
+}
+
+async fn measure_alerts(bench: &Bench, figures: &mut Figures) -> Result<()> {
+    let (first, again, events) = time_alerts(&bench.opts.db, bench.dir.path()).await?;
+    println!(
+        "alerts: {first:.2} s for the first evaluation ({events} events, from the mirror), {again:.2} s with the report job's tables (target < 1 s beyond the report)"
+    );
+    figures.rounded(&[
+        ("alerts_seconds", first),
+        ("alerts_after_report_seconds", again),
+    ]);
+    figures.insert("alert_events", events);
+    Ok(())
 }
 
 /// Report runs timed; the median is the figure (one run is at the mercy of whatever

@@ -16,8 +16,9 @@ pub fn prepare(settings: &Settings, args: &SyncArgs) -> Result<(Client, SyncOpti
     let has_jwt = cfg.credentials.jwt.is_some();
     let client = Client::new(cfg)?;
     if !has_jwt {
-        // Operations 4 and 7 need a JWT: skipped, not failed, so a key-only sync
-        // that fetched everything its key allows ends `succeeded`.
+        // list-user-organizations and list-user-projects need a JWT: skipped, not
+        // failed, so a key-only sync that fetched everything its key allows ends
+        // `succeeded`.
         tracing::info!("no JWT: the user's own projects and organizations are not synced");
     }
     let opts = SyncOptions {

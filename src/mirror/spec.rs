@@ -119,10 +119,11 @@ macro_rules! limit_columns {
     };
 }
 
-/// Organizations, from operation 1 (the full document; operation 3 only discovers ids).
+/// Organizations, from `get-organization` (the full document; `list-organizations`
+/// only discovers ids).
 pub const ORGANIZATIONS: TableSpec = TableSpec {
     name: "organizations",
-    doc: "one organization (operation 1), with its entitlement limits and default compute limits",
+    doc: "one organization (`get-organization`), with its entitlement limits and default compute limits",
     key: &[c("id", Int)],
     scope: &[],
     columns: limit_columns![
@@ -152,10 +153,10 @@ pub const ORGANIZATIONS: TableSpec = TableSpec {
     removable: true,
 };
 
-/// Members of an organization (`organization.users` of operation 1).
+/// Members of an organization (`organization.users` of `get-organization`).
 pub const ORGANIZATION_MEMBERS: TableSpec = TableSpec {
     name: "organization_members",
-    doc: "one user's membership of one organization (operation 1 `organization.users`)",
+    doc: "one user's membership of one organization (`get-organization` `organization.users`)",
     key: &[c("organization_id", Int), c("user_id", Int)],
     scope: &["organization_id"],
     columns: user_record_columns![
@@ -169,10 +170,10 @@ pub const ORGANIZATION_MEMBERS: TableSpec = TableSpec {
     removable: true,
 };
 
-/// White label users (operation 2).
+/// White label users (`get-whitelabel-user`).
 pub const USERS: TableSpec = TableSpec {
     name: "users",
-    doc: "one white label user (operation 2)",
+    doc: "one white label user (`get-whitelabel-user`)",
     key: &[c("id", Int)],
     scope: &[],
     columns: user_record_columns![
@@ -184,10 +185,11 @@ pub const USERS: TableSpec = TableSpec {
     removable: true,
 };
 
-/// Organization summaries of a white label user (operation 2 `user.organizations`).
+/// Organization summaries of a white label user (`get-whitelabel-user`
+/// `user.organizations`).
 pub const USER_ORGANIZATIONS: TableSpec = TableSpec {
     name: "user_organizations",
-    doc: "one organization summary of a white label user (operation 2 `user.organizations`)",
+    doc: "one organization summary of a white label user (`get-whitelabel-user` `user.organizations`)",
     key: &[c("user_id", Int), c("organization_id", Int)],
     scope: &["user_id"],
     columns: limit_columns![
@@ -224,20 +226,22 @@ pub const ORGANIZATION_PROJECTS: TableSpec = TableSpec {
     removable: false,
 };
 
-/// Organizations a user can access (operation 4, JWT only).
+/// Organizations a user can access (`list-user-organizations`, JWT only).
 pub const USER_ORGANIZATION_LINKS: TableSpec = TableSpec {
     name: "user_organization_links",
-    doc: "one organization listed for a user by operation 4",
+    doc: "one organization listed for a user by `list-user-organizations`",
     key: &[c("user_id", Int), c("organization_id", Int)],
     scope: &["user_id"],
     columns: &[c("organization_name", Text)],
     removable: true,
 };
 
-/// Projects, from every list that carries them (operations 1, 2, 5, 7 and 6's `project`).
+/// Projects, from every list that carries them (`get-organization`,
+/// `get-whitelabel-user`, `list-projects`, `list-user-projects` and the `project` of
+/// `get-project-info`).
 pub const PROJECTS: TableSpec = TableSpec {
     name: "projects",
-    doc: "one project (operations 1, 2, 5, 6, 7)",
+    doc: "one project (`get-organization`, `get-whitelabel-user`, `list-projects`, `get-project-info`, `list-user-projects`)",
     key: &[c("id", Int)],
     scope: &[],
     columns: &[
@@ -286,10 +290,10 @@ pub const PROJECT_COLLABORATORS: TableSpec = TableSpec {
     removable: true,
 };
 
-/// Full project information (operation 6), nested single objects flattened into columns.
+/// Full project information (`get-project-info`), nested single objects flattened into columns.
 pub const PROJECT_INFO: TableSpec = TableSpec {
     name: "project_info",
-    doc: "the full information of one project (operation 6); nested objects flattened with a prefix",
+    doc: "the full information of one project (`get-project-info`); nested objects flattened with a prefix",
     key: &[c("project_id", Int)],
     scope: &[],
     columns: &[
@@ -375,10 +379,10 @@ pub const PROJECT_NOTIFICATION_USERS: TableSpec = TableSpec {
     removable: true,
 };
 
-/// Datasets of an organization (operation 1 `datasets`).
+/// Datasets of an organization (`get-organization` `datasets`).
 pub const DATASETS: TableSpec = TableSpec {
     name: "datasets",
-    doc: "one dataset of one organization (operation 1 `datasets`); sizes in bytes",
+    doc: "one dataset of one organization (`get-organization` `datasets`); sizes in bytes",
     key: &[c("organization_id", Int), c("dataset", Text)],
     scope: &["organization_id"],
     columns: &[
@@ -401,10 +405,10 @@ pub const DATASETS: TableSpec = TableSpec {
     removable: true,
 };
 
-/// Devices of a project (operation 6 `devices`).
+/// Devices of a project (`get-project-info` `devices`).
 pub const DEVICES: TableSpec = TableSpec {
     name: "devices",
-    doc: "one device of one project (operation 6 `devices`)",
+    doc: "one device of one project (`get-project-info` `devices`)",
     key: &[c("project_id", Int), c("device_id", Text)],
     scope: &["project_id"],
     columns: &[
@@ -426,7 +430,7 @@ pub const DEVICES: TableSpec = TableSpec {
     removable: true,
 };
 
-/// Sensors of a device (operation 6 `devices[].sensors`).
+/// Sensors of a device (`get-project-info` `devices[].sensors`).
 pub const DEVICE_SENSORS: TableSpec = TableSpec {
     name: "device_sensors",
     doc: "one sensor of one device; max_sample_length_s in seconds, frequencies in Hz",
@@ -436,10 +440,10 @@ pub const DEVICE_SENSORS: TableSpec = TableSpec {
     removable: true,
 };
 
-/// Latency estimates per target (operation 6 `latencyDevices`).
+/// Latency estimates per target (`get-project-info` `latencyDevices`).
 pub const LATENCY_DEVICES: TableSpec = TableSpec {
     name: "latency_devices",
-    doc: "one latency estimate target of one project (operation 6 `latencyDevices`), ms",
+    doc: "one latency estimate target of one project (`get-project-info` `latencyDevices`), ms",
     key: &[c("project_id", Int), c("mcu", Text)],
     scope: &["project_id"],
     columns: &[
@@ -454,7 +458,8 @@ pub const LATENCY_DEVICES: TableSpec = TableSpec {
     removable: true,
 };
 
-/// Experiments visible to an organization (op 1), a project (op 6) or a user (op 2).
+/// Experiments visible to an organization (`get-organization`), a project
+/// (`get-project-info`) or a user (`get-whitelabel-user`).
 pub const EXPERIMENTS: TableSpec = TableSpec {
     name: "experiments",
     doc: "one experiment visible to an organization, project or user (scope_kind says which)",
@@ -469,10 +474,10 @@ pub const EXPERIMENTS: TableSpec = TableSpec {
     removable: true,
 };
 
-/// Trials of a white label user (operation 2 `user.trials`).
+/// Trials of a white label user (`get-whitelabel-user` `user.trials`).
 pub const TRIALS: TableSpec = TableSpec {
     name: "trials",
-    doc: "one trial (operation 2 `user.trials`)",
+    doc: "one trial (`get-whitelabel-user` `user.trials`)",
     key: &[c("id", Int)],
     scope: &["user_id"],
     columns: &[
@@ -488,10 +493,10 @@ pub const TRIALS: TableSpec = TableSpec {
     removable: true,
 };
 
-/// Daily metrics of a white label user (operation 2 `user.dailyMetrics`).
+/// Daily metrics of a white label user (`get-whitelabel-user` `user.dailyMetrics`).
 pub const DAILY_METRICS: TableSpec = TableSpec {
     name: "daily_metrics",
-    doc: "one day of one white label user's usage (operation 2 `user.dailyMetrics`); seconds and bytes",
+    doc: "one day of one white label user's usage (`get-whitelabel-user` `user.dailyMetrics`); seconds and bytes",
     key: &[c("user_id", Int), c("day", Text)],
     scope: &["user_id"],
     columns: &[

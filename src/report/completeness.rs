@@ -49,7 +49,7 @@ impl Gap {
 pub struct Completeness {
     /// Per project: its information (and its organization, when unknown).
     projects: HashMap<i64, Gap>,
-    /// Per organization: its own document (operation 1).
+    /// Per organization: its own document (`get-organization`).
     documents: HashMap<i64, Gap>,
     /// Per organization: its compute, the sum over its projects' information.
     compute: HashMap<i64, Gap>,

@@ -107,122 +107,14 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
     let needs = needs();
     let needs: Vec<(&str, Kind)> = needs.iter().map(|(n, k)| (n.as_str(), *k)).collect();
     let now = ctx.read("organizations", &needs)?;
-    let now_dtypes: Vec<(String, DataType)> = now
-        .columns()
-        .iter()
-        .map(|c| (c.name().to_string(), c.dtype().clone()))
-        .collect();
-
-    // Usage of the regular sources at the start of the rate window, from the mirror as
-    // it stood then: 30 days back, or the first sync when history is shorter.
-    let base = baseline_date(ctx)?;
-    let (lf, base_days) = match base {
-        Some(date) => {
-            let then = ctx.read_as_of(date, "organizations", &needs)?;
-            let mut keep = vec![col("organization_id")];
-            for m in METRICS {
-                if let Some(c) = m.regular {
-                    keep.push(col(c).alias(format!("base_{c}")));
-                }
-            }
-            let lf = now.lazy().join(
-                then.lazy().select(keep),
-                [col("organization_id")],
-                [col("organization_id")],
-                JoinArgs::new(JoinType::Left),
-            );
-            (lf, Some(ctx.today - day_of(date)))
-        }
-        None => {
-            let mut lf = now.lazy();
-            for m in METRICS {
-                if let Some(c) = m.regular {
-                    lf = lf.with_column(null_of(DataType::Float64).alias(format!("base_{c}")));
-                }
-            }
-            (lf, None)
-        }
-    };
-
-    // Limits stay integers (exact above 2^53) unless one of them has a fraction.
-    let limit_dtype = if METRICS.iter().all(|m| {
-        now_dtypes
-            .iter()
-            .any(|(n, t)| n == m.limit && *t == DataType::Int64)
-    }) {
-        DataType::Int64
-    } else {
-        DataType::Float64
-    };
-    let dev = col("dm_day").is_not_null();
+    let limit_dtype = limit_dtype(&now);
+    let (lf, base_days) = with_baseline_usage(ctx, now, &needs)?;
     let parts: Vec<LazyFrame> = METRICS
         .iter()
         .enumerate()
-        .map(|(order, m)| {
-            let (regular, regular_base, source) = match m.regular {
-                Some(c) => (col(c), col(format!("base_{c}")), col(format!("source_{c}"))),
-                None => (
-                    null_of(DataType::Float64),
-                    null_of(DataType::Float64),
-                    null_of(DataType::String),
-                ),
-            };
-            let regular_days =
-                base_days.map_or_else(|| null_of(DataType::Float64), |d| lit(d as f64));
-            lf.clone().select([
-                col("organization_id"),
-                col("organization_name"),
-                lit(order as i64).alias("metric_order"),
-                lit(m.name).alias("metric"),
-                lit(m.unit).alias("unit"),
-                when(dev.clone())
-                    .then(col(format!("dm_{}", m.daily)))
-                    .otherwise(regular)
-                    .cast(DataType::Float64)
-                    .alias("used"),
-                col(m.limit).cast(limit_dtype.clone()).alias("limit"),
-                when(dev.clone())
-                    .then(lit("daily_metrics"))
-                    .otherwise(source)
-                    .alias("source"),
-                col(format!("limit_source_{}", m.name)).alias("limit_source"),
-                when(dev.clone())
-                    .then(col(format!("dm_prev_{}", m.daily)))
-                    .otherwise(regular_base)
-                    .cast(DataType::Float64)
-                    .alias("used_base"),
-                when(dev.clone())
-                    .then((col("dm_day") - col("dm_prev_day")).cast(DataType::Float64))
-                    .otherwise(regular_days)
-                    .alias("rate_days"),
-            ])
-        })
+        .map(|(order, m)| metric_rows(&lf, order, m, &limit_dtype, base_days))
         .collect();
-
-    let used = col("used");
-    let limit = col("limit");
-    let rate = col("daily_rate");
-    let mut df = concat(parts, UnionArgs::default())
-        .map_err(pl(report, "stacking the metrics"))?
-        .with_columns([
-            (limit.clone() - used.clone()).alias("remaining"),
-            when(col("rate_days").gt(lit(0.0)))
-                .then((used.clone() - col("used_base")) / col("rate_days"))
-                .otherwise(null_of(DataType::Float64))
-                .alias("daily_rate"),
-        ])
-        .with_column(
-            when(rate.clone().gt(lit(0.0)).and(col("remaining").gt(lit(0.0))))
-                .then(lit(ctx.today as f64) + col("remaining") / rate)
-                .otherwise(null_of(DataType::Float64))
-                .alias("exhaustion_day"),
-        )
-        .sort(
-            ["organization_id", "metric_order"],
-            SortMultipleOptions::default().with_maintain_order(true),
-        )
-        .collect()
-        .map_err(pl(report, "deriving rates"))?;
+    let mut df = with_rates(report, parts, ctx.today)?;
     add_day_texts(report, &mut df, "exhaustion_day", "projected_exhaustion")?;
     // Rounded first, so the status is decided on the numbers the files print.
     round_columns(
@@ -237,6 +129,128 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
     )?;
     add_status(report, &mut df, ctx.thresholds)?;
     project(report, &df, COLUMNS)
+}
+
+/// Adds `base_<column>` for each regular source: its usage at the start of the rate
+/// window, from the mirror as it stood then (30 days back, or the first sync when
+/// history is shorter). Returns the frame and the window's length in days (None,
+/// and null baselines, when the mirror has no history).
+fn with_baseline_usage(
+    ctx: &Ctx<'_>,
+    now: DataFrame,
+    needs: &[(&str, Kind)],
+) -> Result<(LazyFrame, Option<i64>), ReportError> {
+    let Some(date) = baseline_date(ctx)? else {
+        let mut lf = now.lazy();
+        for c in METRICS.iter().filter_map(|m| m.regular) {
+            lf = lf.with_column(null_of(DataType::Float64).alias(format!("base_{c}")));
+        }
+        return Ok((lf, None));
+    };
+    let then = ctx.read_as_of(date, "organizations", needs)?;
+    let mut keep = vec![col("organization_id")];
+    for c in METRICS.iter().filter_map(|m| m.regular) {
+        keep.push(col(c).alias(format!("base_{c}")));
+    }
+    let lf = now.lazy().join(
+        then.lazy().select(keep),
+        [col("organization_id")],
+        [col("organization_id")],
+        JoinArgs::new(JoinType::Left),
+    );
+    Ok((lf, Some(ctx.today - day_of(date))))
+}
+
+/// Limits stay integers (exact above 2^53) unless one of them has a fraction.
+fn limit_dtype(now: &DataFrame) -> DataType {
+    let integer = |name: &str| {
+        now.columns()
+            .iter()
+            .any(|c| c.name().as_str() == name && *c.dtype() == DataType::Int64)
+    };
+    if METRICS.iter().all(|m| integer(m.limit)) {
+        DataType::Int64
+    } else {
+        DataType::Float64
+    }
+}
+
+/// One row per organization for metric `m`: usage, limit, their sources and the
+/// usage at the start of the rate window. A developer profile (one with daily
+/// metrics) takes all of them from its daily metrics.
+fn metric_rows(
+    lf: &LazyFrame,
+    order: usize,
+    m: &Metric,
+    limit_dtype: &DataType,
+    base_days: Option<i64>,
+) -> LazyFrame {
+    let dev = col("dm_day").is_not_null();
+    let (regular, regular_base, source) = match m.regular {
+        Some(c) => (col(c), col(format!("base_{c}")), col(format!("source_{c}"))),
+        None => (
+            null_of(DataType::Float64),
+            null_of(DataType::Float64),
+            null_of(DataType::String),
+        ),
+    };
+    let regular_days = base_days.map_or_else(|| null_of(DataType::Float64), |d| lit(d as f64));
+    lf.clone().select([
+        col("organization_id"),
+        col("organization_name"),
+        lit(order as i64).alias("metric_order"),
+        lit(m.name).alias("metric"),
+        lit(m.unit).alias("unit"),
+        when(dev.clone())
+            .then(col(format!("dm_{}", m.daily)))
+            .otherwise(regular)
+            .cast(DataType::Float64)
+            .alias("used"),
+        col(m.limit).cast(limit_dtype.clone()).alias("limit"),
+        when(dev.clone())
+            .then(lit("daily_metrics"))
+            .otherwise(source)
+            .alias("source"),
+        col(format!("limit_source_{}", m.name)).alias("limit_source"),
+        when(dev.clone())
+            .then(col(format!("dm_prev_{}", m.daily)))
+            .otherwise(regular_base)
+            .cast(DataType::Float64)
+            .alias("used_base"),
+        when(dev)
+            .then((col("dm_day") - col("dm_prev_day")).cast(DataType::Float64))
+            .otherwise(regular_days)
+            .alias("rate_days"),
+    ])
+}
+
+/// Stacks the metrics' rows and derives what remains, the daily rate and the day
+/// the limit would be reached at that rate.
+fn with_rates(report: &str, parts: Vec<LazyFrame>, today: i64) -> Result<DataFrame, ReportError> {
+    let used = col("used");
+    let limit = col("limit");
+    let rate = col("daily_rate");
+    concat(parts, UnionArgs::default())
+        .map_err(pl(report, "stacking the metrics"))?
+        .with_columns([
+            (limit - used.clone()).alias("remaining"),
+            when(col("rate_days").gt(lit(0.0)))
+                .then((used - col("used_base")) / col("rate_days"))
+                .otherwise(null_of(DataType::Float64))
+                .alias("daily_rate"),
+        ])
+        .with_column(
+            when(rate.clone().gt(lit(0.0)).and(col("remaining").gt(lit(0.0))))
+                .then(lit(today as f64) + col("remaining") / rate)
+                .otherwise(null_of(DataType::Float64))
+                .alias("exhaustion_day"),
+        )
+        .sort(
+            ["organization_id", "metric_order"],
+            SortMultipleOptions::default().with_maintain_order(true),
+        )
+        .collect()
+        .map_err(pl(report, "deriving rates"))
 }
 
 /// Adds `pct_used` and `status` (see [`crate::report::status`]) and the
@@ -296,340 +310,355 @@ fn baseline_date(ctx: &Ctx<'_>) -> Result<Option<NaiveDate>, ReportError> {
 mod tests {
     use crate::mirror::spec::*;
     use crate::report::testkit::*;
+    use polars::prelude::DataFrame;
     use rusqlite::types::Value;
 
     const RUN: &str = "2025-03-31T06:00:00.000Z";
 
-    #[test]
-    fn statuses_sources_and_developer_profile() {
+    /// Writes organization `id` with these columns besides its id and name.
+    fn organization(w: &Run<'_>, id: i64, name: &str, columns: &[(&str, Value)]) {
+        let mut row = vec![("id", i(id)), ("name", t(name))];
+        row.extend(columns.iter().cloned());
+        w.put(&ORGANIZATIONS, &row);
+    }
+
+    /// Writes the member list of organization `org`.
+    fn members(w: &Run<'_>, org: i64, users: &[i64]) {
+        let rows: Vec<Vec<(&str, Value)>> = users
+            .iter()
+            .map(|&u| vec![("organization_id", i(org)), ("user_id", i(u))])
+            .collect();
+        w.scope_rows(&ORGANIZATION_MEMBERS, &[i(org)], &rows);
+    }
+
+    /// Writes the datasets of organization `org`: (name, total file size).
+    fn datasets(w: &Run<'_>, org: i64, list: &[(&str, i64)]) {
+        let rows: Vec<Vec<(&str, Value)>> = list
+            .iter()
+            .map(|&(name, size)| {
+                vec![
+                    ("organization_id", i(org)),
+                    ("dataset", t(name)),
+                    ("total_file_size", i(size)),
+                ]
+            })
+            .collect();
+        w.scope_rows(&DATASETS, &[i(org)], &rows);
+    }
+
+    /// One member's daily-metrics record of `day` with these totals: storage bytes,
+    /// compute and GPU seconds, projects.
+    fn metrics_day(
+        user: i64,
+        day: &str,
+        [storage, compute, gpu, projects]: [i64; 4],
+    ) -> Vec<(&'static str, Value)> {
+        vec![
+            ("user_id", i(user)),
+            ("day", t(day)),
+            ("total_storage_size_bytes", i(storage)),
+            ("total_current_contract_compute_time_seconds", i(compute)),
+            ("total_current_contract_gpu_compute_time_seconds", i(gpu)),
+            ("total_projects", i(projects)),
+            ("total_users", i(0)),
+        ]
+    }
+
+    /// Alpha: storage 800/1000 (warning), compute 75.5/100 (ok), gpu no source
+    /// (no_data), projects 2/10 (ok), users 5/4 (exceeded).
+    fn put_alpha(w: &Run<'_>) {
+        organization(
+            w,
+            1,
+            "Alpha",
+            &[
+                ("is_developer_profile", i(0)),
+                ("limit_total_storage", r(1000.0)),
+                ("limit_compute_time_per_year", r(100.0)),
+                ("limit_number_of_projects", r(10.0)),
+                ("limit_number_of_users", r(4.0)),
+            ],
+        );
+        datasets(w, 1, &[("a", 500), ("b", 300)]);
+        for (id, deleted) in [
+            (11, None),
+            (12, None),
+            (13, Some("2025-03-01T00:00:00.000Z")),
+        ] {
+            w.put(
+                &PROJECTS,
+                &[
+                    ("id", i(id)),
+                    ("owner_organization_id", i(1)),
+                    ("deleted_date", deleted.map_or(Value::Null, t)),
+                ],
+            );
+        }
+        for (project, used_ms) in [(11, 30_000), (12, 45_500)] {
+            w.put(
+                &PROJECT_INFO,
+                &[
+                    ("project_id", i(project)),
+                    ("compute_time_used_ms", i(used_ms)),
+                ],
+            );
+        }
+        members(w, 1, &[101, 102, 103, 104, 105]);
+    }
+
+    /// Beta: no limits; no projects (compute 0); one member.
+    fn put_beta(w: &Run<'_>) {
+        organization(w, 2, "Beta", &[("is_developer_profile", i(0))]);
+        members(w, 2, &[201]);
+    }
+
+    /// Dev Ω: a developer profile; its single member's daily metrics decide.
+    fn put_developer_profile(w: &Run<'_>) {
+        organization(
+            w,
+            3,
+            "Dev Ω",
+            &[
+                ("is_developer_profile", i(1)),
+                ("limit_total_storage", r(2000.0)),
+                ("limit_compute_time_per_year", r(1000.0)),
+                ("limit_gpu_compute_time_per_year", r(100.0)),
+                ("limit_number_of_projects", r(5.0)),
+            ],
+        );
+        members(w, 3, &[301]);
+        // Ignored for a developer profile: its datasets.
+        datasets(w, 3, &[("x", 7)]);
+        let days = [
+            metrics_day(301, "2025-02-28", [900, 600, 10, 3]),
+            metrics_day(301, "2025-03-10", [1200, 900, 20, 4]),
+            metrics_day(301, "2025-03-30", [1500, 1200, 40, 5]),
+        ];
+        w.scope_rows(&DAILY_METRICS, &[i(301)], &days);
+    }
+
+    /// Deleted before T: left out. Deleted after T: still in.
+    fn put_deleted_organizations(w: &Run<'_>) {
+        organization(
+            w,
+            4,
+            "Gone",
+            &[("deleted_date", t("2025-03-15T10:00:00.000Z"))],
+        );
+        organization(
+            w,
+            5,
+            "Later",
+            &[("deleted_date", t("2025-04-10T10:00:00.000Z"))],
+        );
+    }
+
+    /// The entitlements on 2025-03-31 after one sync of Alpha, Beta, Dev Ω and two
+    /// deleted organizations.
+    fn one_sync_report() -> DataFrame {
         let mut m = TestMirror::new();
         m.run(RUN, |w| {
-            // Alpha: storage 800/1000 (warning), compute 75.5/100 (ok), gpu no source
-            // (no_data), projects 2/10 (ok), users 5/4 (exceeded).
-            w.put(
-                &ORGANIZATIONS,
-                &[
-                    ("id", i(1)),
-                    ("name", t("Alpha")),
-                    ("is_developer_profile", i(0)),
-                    ("limit_total_storage", r(1000.0)),
-                    ("limit_compute_time_per_year", r(100.0)),
-                    ("limit_number_of_projects", r(10.0)),
-                    ("limit_number_of_users", r(4.0)),
-                ],
-            );
-            w.scope(
-                &DATASETS,
-                &[i(1)],
-                &[
-                    &[
-                        ("organization_id", i(1)),
-                        ("dataset", t("a")),
-                        ("total_file_size", i(500)),
-                    ],
-                    &[
-                        ("organization_id", i(1)),
-                        ("dataset", t("b")),
-                        ("total_file_size", i(300)),
-                    ],
-                ],
-            );
-            for (id, deleted) in [
-                (11, None),
-                (12, None),
-                (13, Some("2025-03-01T00:00:00.000Z")),
-            ] {
-                w.put(
-                    &PROJECTS,
-                    &[
-                        ("id", i(id)),
-                        ("owner_organization_id", i(1)),
-                        (
-                            "deleted_date",
-                            deleted.map_or(rusqlite::types::Value::Null, t),
-                        ),
-                    ],
-                );
-            }
-            w.put(
-                &PROJECT_INFO,
-                &[("project_id", i(11)), ("compute_time_used_ms", i(30_000))],
-            );
-            w.put(
-                &PROJECT_INFO,
-                &[("project_id", i(12)), ("compute_time_used_ms", i(45_500))],
-            );
-            let members: Vec<Vec<(&str, rusqlite::types::Value)>> = (101..=105)
-                .map(|u| vec![("organization_id", i(1)), ("user_id", i(u))])
-                .collect();
-            let members: Vec<&[(&str, rusqlite::types::Value)]> =
-                members.iter().map(|v| v.as_slice()).collect();
-            w.scope(&ORGANIZATION_MEMBERS, &[i(1)], &members);
-
-            // Beta: no limits; no projects (compute 0); one member.
-            w.put(
-                &ORGANIZATIONS,
-                &[
-                    ("id", i(2)),
-                    ("name", t("Beta")),
-                    ("is_developer_profile", i(0)),
-                ],
-            );
-            w.scope(
-                &ORGANIZATION_MEMBERS,
-                &[i(2)],
-                &[&[("organization_id", i(2)), ("user_id", i(201))]],
-            );
-
-            // Dev Ω: a developer profile; its single member's daily metrics decide.
-            w.put(
-                &ORGANIZATIONS,
-                &[
-                    ("id", i(3)),
-                    ("name", t("Dev Ω")),
-                    ("is_developer_profile", i(1)),
-                    ("limit_total_storage", r(2000.0)),
-                    ("limit_compute_time_per_year", r(1000.0)),
-                    ("limit_gpu_compute_time_per_year", r(100.0)),
-                    ("limit_number_of_projects", r(5.0)),
-                ],
-            );
-            w.scope(
-                &ORGANIZATION_MEMBERS,
-                &[i(3)],
-                &[&[("organization_id", i(3)), ("user_id", i(301))]],
-            );
-            // Ignored for a developer profile: its datasets.
-            w.scope(
-                &DATASETS,
-                &[i(3)],
-                &[&[
-                    ("organization_id", i(3)),
-                    ("dataset", t("x")),
-                    ("total_file_size", i(7)),
-                ]],
-            );
-            let day = |d: &str, storage: i64, compute: i64, gpu: i64, projects: i64| {
-                vec![
-                    ("user_id", i(301)),
-                    ("day", t(d)),
-                    ("total_storage_size_bytes", i(storage)),
-                    ("total_current_contract_compute_time_seconds", i(compute)),
-                    ("total_current_contract_gpu_compute_time_seconds", i(gpu)),
-                    ("total_projects", i(projects)),
-                    ("total_users", i(0)),
-                ]
-            };
-            let days = [
-                day("2025-02-28", 900, 600, 10, 3),
-                day("2025-03-10", 1200, 900, 20, 4),
-                day("2025-03-30", 1500, 1200, 40, 5),
-            ];
-            let days: Vec<&[(&str, rusqlite::types::Value)]> =
-                days.iter().map(|v| v.as_slice()).collect();
-            w.scope(&DAILY_METRICS, &[i(301)], &days);
-
-            // Deleted before T: left out. Deleted after T: still in.
-            w.put(
-                &ORGANIZATIONS,
-                &[
-                    ("id", i(4)),
-                    ("name", t("Gone")),
-                    ("deleted_date", t("2025-03-15T10:00:00.000Z")),
-                ],
-            );
-            w.put(
-                &ORGANIZATIONS,
-                &[
-                    ("id", i(5)),
-                    ("name", t("Later")),
-                    ("deleted_date", t("2025-04-10T10:00:00.000Z")),
-                ],
-            );
+            put_alpha(w);
+            put_beta(w);
+            put_developer_profile(w);
+            put_deleted_organizations(w);
         });
-        let out = m.report("2025-03-31", &["entitlements"]);
-        let df = &out.frames["entitlements"];
-        assert_eq!(df.height(), 4 * 5, "orgs 1, 2, 3, 5 × five metrics");
-        assert!((0..df.height()).all(|r| text_of(df, r, "organization_id") != "4"));
+        let mut out = m.report("2025-03-31", &["entitlements"]);
+        out.frames
+            .remove("entitlements")
+            .expect("the entitlements frame")
+    }
 
-        let row =
-            |org: &str, metric: &str| find(df, &[("organization_id", org), ("metric", metric)]);
-        let check = |org: &str,
-                     metric: &str,
-                     used: Option<f64>,
-                     pct: Option<f64>,
-                     status: &str,
-                     source: Option<&str>| {
-            let r = row(org, metric);
+    fn row(df: &DataFrame, org: &str, metric: &str) -> usize {
+        find(df, &[("organization_id", org), ("metric", metric)])
+    }
+
+    /// One expected row: organization, metric, used, percent used, status, source.
+    type Expected<'a> = (
+        &'a str,
+        &'a str,
+        Option<f64>,
+        Option<f64>,
+        &'a str,
+        Option<&'a str>,
+    );
+
+    fn check(df: &DataFrame, expected: &[Expected<'_>]) {
+        for &(org, metric, used, pct, status, source) in expected {
+            let r = row(df, org, metric);
             assert_num(df, r, "used", used);
             assert_num(df, r, "pct_used", pct);
-            assert_eq!(
-                txt(df, r, "status").as_deref(),
-                Some(status),
-                "{org}/{metric}"
-            );
+            let status_of = txt(df, r, "status");
+            assert_eq!(status_of.as_deref(), Some(status), "{org}/{metric}");
             assert_eq!(txt(df, r, "source").as_deref(), source, "{org}/{metric}");
-        };
-        // 500 + 300 = 800 of 1000 = 80 % → warning (80 is the first warning percent).
+        }
+    }
+
+    #[test]
+    fn organizations_deleted_before_the_as_of_date_are_left_out() {
+        let df = one_sync_report();
+        assert_eq!(df.height(), 4 * 5, "orgs 1, 2, 3, 5 × five metrics");
+        assert!((0..df.height()).all(|r| text_of(&df, r, "organization_id") != "4"));
+        let members = Some("organization_members");
+        check(&df, &[("5", "users", Some(0.0), None, "no_limit", members)]);
+    }
+
+    #[test]
+    fn a_regular_organization_s_usage_comes_from_its_mirror_tables() {
+        let df = one_sync_report();
+        let compute = Some("project_info+projects");
         check(
-            "1",
-            "storage_bytes",
-            Some(800.0),
-            Some(80.0),
-            "warning",
-            Some("datasets"),
+            &df,
+            &[
+                // 500 + 300 = 800 of 1000 = 80 % → warning (80 is the first warning percent).
+                (
+                    "1",
+                    "storage_bytes",
+                    Some(800.0),
+                    Some(80.0),
+                    "warning",
+                    Some("datasets"),
+                ),
+                // (30 000 + 45 500) ms = 75.5 s of 100 → 75.5 % → ok.
+                (
+                    "1",
+                    "compute_seconds",
+                    Some(75.5),
+                    Some(75.5),
+                    "ok",
+                    compute,
+                ),
+                // No source for a regular organization's GPU time: no_data beats no_limit.
+                ("1", "gpu_compute_seconds", None, None, "no_data", None),
+                // Projects 11 and 12 (13 is deleted) = 2 of 10 → 20 % → ok.
+                (
+                    "1",
+                    "projects",
+                    Some(2.0),
+                    Some(20.0),
+                    "ok",
+                    Some("projects"),
+                ),
+                // 5 members of 4 → 125 % → exceeded.
+                (
+                    "1",
+                    "users",
+                    Some(5.0),
+                    Some(125.0),
+                    "exceeded",
+                    Some("organization_members"),
+                ),
+            ],
         );
-        // (30 000 + 45 500) ms = 75.5 s of 100 → 75.5 % → ok.
-        check(
-            "1",
-            "compute_seconds",
-            Some(75.5),
-            Some(75.5),
-            "ok",
-            Some("project_info+projects"),
+        // Remaining 4 − 5 = −1; 1000 − 800 = 200.
+        assert_num(&df, row(&df, "1", "users"), "remaining", Some(-1.0));
+        assert_num(
+            &df,
+            row(&df, "1", "storage_bytes"),
+            "remaining",
+            Some(200.0),
         );
-        // No source for a regular organization's GPU time: no_data beats no_limit.
-        check("1", "gpu_compute_seconds", None, None, "no_data", None);
-        // Projects 11 and 12 (13 is deleted) = 2 of 10 → 20 % → ok.
-        check(
-            "1",
-            "projects",
-            Some(2.0),
-            Some(20.0),
-            "ok",
-            Some("projects"),
-        );
-        // 5 members of 4 → 125 % → exceeded; remaining 4 − 5 = −1.
-        check(
-            "1",
-            "users",
-            Some(5.0),
-            Some(125.0),
-            "exceeded",
-            Some("organization_members"),
-        );
-        assert_num(df, row("1", "users"), "remaining", Some(-1.0));
-        // The same in a person's units, next to the exact numbers.
-        let human = |org: &str, metric: &str| {
-            let r = row(org, metric);
+    }
+
+    #[test]
+    fn usage_and_limit_read_in_a_person_s_units_next_to_the_exact_numbers() {
+        let df = one_sync_report();
+        let human = |metric: &str| {
+            let r = row(&df, "1", metric);
             (
-                txt(df, r, "used_human").unwrap_or_default(),
-                txt(df, r, "limit_human").unwrap_or_default(),
+                txt(&df, r, "used_human").unwrap_or_default(),
+                txt(&df, r, "limit_human").unwrap_or_default(),
             )
         };
-        assert_eq!(
-            human("1", "storage_bytes"),
-            ("800 B".into(), "1.00 kB".into())
-        );
-        assert_eq!(
-            human("1", "compute_seconds"),
-            ("0.02 h".into(), "0.03 h".into())
-        );
-        assert_eq!(human("1", "users"), ("5".into(), "4".into()));
-        assert_eq!(
-            human("1", "gpu_compute_seconds"),
-            (String::new(), String::new())
-        );
-        assert_num(df, row("1", "storage_bytes"), "remaining", Some(200.0));
+        assert_eq!(human("storage_bytes"), ("800 B".into(), "1.00 kB".into()));
+        assert_eq!(human("compute_seconds"), ("0.02 h".into(), "0.03 h".into()));
+        assert_eq!(human("users"), ("5".into(), "4".into()));
+        assert_eq!(human("gpu_compute_seconds"), (String::new(), String::new()));
+    }
 
+    #[test]
+    fn without_limits_usage_has_no_limit_and_no_projects_use_nothing() {
+        let df = one_sync_report();
         check(
-            "2",
-            "storage_bytes",
-            Some(0.0),
-            None,
-            "no_limit",
-            Some("datasets"),
+            &df,
+            &[
+                (
+                    "2",
+                    "storage_bytes",
+                    Some(0.0),
+                    None,
+                    "no_limit",
+                    Some("datasets"),
+                ),
+                // No projects at all: the sum over none is 0, not unknown.
+                (
+                    "2",
+                    "compute_seconds",
+                    Some(0.0),
+                    None,
+                    "no_limit",
+                    Some("project_info+projects"),
+                ),
+                (
+                    "2",
+                    "users",
+                    Some(1.0),
+                    None,
+                    "no_limit",
+                    Some("organization_members"),
+                ),
+            ],
         );
-        // No projects at all: the sum over none is 0, not unknown.
-        check(
-            "2",
-            "compute_seconds",
-            Some(0.0),
-            None,
-            "no_limit",
-            Some("project_info+projects"),
-        );
-        check(
-            "2",
-            "users",
-            Some(1.0),
-            None,
-            "no_limit",
-            Some("organization_members"),
-        );
+    }
 
-        // Developer profile: the record of 2025-03-30 (the latest on or before T).
+    #[test]
+    fn a_developer_profile_s_usage_is_its_latest_daily_metrics_record() {
+        let df = one_sync_report();
+        // The record of 2025-03-30 (the latest on or before T).
+        let dm = Some("daily_metrics");
         check(
-            "3",
-            "storage_bytes",
-            Some(1500.0),
-            Some(75.0),
-            "ok",
-            Some("daily_metrics"),
+            &df,
+            &[
+                ("3", "storage_bytes", Some(1500.0), Some(75.0), "ok", dm),
+                (
+                    "3",
+                    "compute_seconds",
+                    Some(1200.0),
+                    Some(120.0),
+                    "exceeded",
+                    dm,
+                ),
+                ("3", "gpu_compute_seconds", Some(40.0), Some(40.0), "ok", dm),
+                // 5 of 5 projects: exactly at the limit (nothing more fits), not over it.
+                ("3", "projects", Some(5.0), Some(100.0), "at_limit", dm),
+                ("3", "users", Some(0.0), None, "no_limit", dm),
+            ],
         );
-        check(
-            "3",
-            "compute_seconds",
-            Some(1200.0),
-            Some(120.0),
-            "exceeded",
-            Some("daily_metrics"),
-        );
-        check(
-            "3",
-            "gpu_compute_seconds",
-            Some(40.0),
-            Some(40.0),
-            "ok",
-            Some("daily_metrics"),
-        );
-        // 5 of 5 projects: exactly at the limit (nothing more fits), not over it.
-        check(
-            "3",
-            "projects",
-            Some(5.0),
-            Some(100.0),
-            "at_limit",
-            Some("daily_metrics"),
-        );
-        check(
-            "3",
-            "users",
-            Some(0.0),
-            None,
-            "no_limit",
-            Some("daily_metrics"),
-        );
-        // Rates against the record 30 days back (2025-02-28, 30 days before 2025-03-30):
-        // storage (1500 − 900) / 30 = 20 B/day; 500 left → 25 days → 2025-04-25.
-        let r = row("3", "storage_bytes");
-        assert_num(df, r, "daily_rate", Some(20.0));
-        assert_eq!(
-            txt(df, r, "projected_exhaustion").as_deref(),
-            Some("2025-04-25")
-        );
-        // gpu (40 − 10) / 30 = 1 s/day; 60 left → 2025-05-30.
-        let r = row("3", "gpu_compute_seconds");
-        assert_num(df, r, "daily_rate", Some(1.0));
-        assert_eq!(
-            txt(df, r, "projected_exhaustion").as_deref(),
-            Some("2025-05-30")
-        );
-        // compute (1200 − 600) / 30 = 20 s/day, but nothing remains: no projection.
-        let r = row("3", "compute_seconds");
-        assert_num(df, r, "daily_rate", Some(20.0));
-        assert_eq!(txt(df, r, "projected_exhaustion"), None);
+    }
 
-        // One sync only: the mirror has no history for the regular sources' rate.
-        assert_num(df, row("1", "storage_bytes"), "daily_rate", None);
-        check(
-            "5",
-            "users",
-            Some(0.0),
-            None,
-            "no_limit",
-            Some("organization_members"),
-        );
+    #[test]
+    fn a_developer_profile_s_rate_compares_with_the_record_30_days_back() {
+        let df = one_sync_report();
+        // Rates against the record 30 days back (2025-02-28, 30 days before 2025-03-30).
+        for (metric, rate, exhaustion) in [
+            // storage (1500 − 900) / 30 = 20 B/day; 500 left → 25 days → 2025-04-25.
+            ("storage_bytes", 20.0, Some("2025-04-25")),
+            // gpu (40 − 10) / 30 = 1 s/day; 60 left → 2025-05-30.
+            ("gpu_compute_seconds", 1.0, Some("2025-05-30")),
+            // compute (1200 − 600) / 30 = 20 s/day, but nothing remains: no projection.
+            ("compute_seconds", 20.0, None),
+        ] {
+            let r = row(&df, "3", metric);
+            assert_num(&df, r, "daily_rate", Some(rate));
+            let projected = txt(&df, r, "projected_exhaustion");
+            assert_eq!(projected.as_deref(), exhaustion, "{metric}");
+        }
+    }
+
+    #[test]
+    fn one_sync_gives_the_mirror_sources_no_rate() {
+        let df = one_sync_report();
+        assert_num(&df, row(&df, "1", "storage_bytes"), "daily_rate", None);
     }
 
     #[test]
@@ -671,179 +700,218 @@ mod tests {
         );
     }
 
-    /// One member's daily-metrics record of `day` with these totals.
-    fn metrics_day(user: i64, day: &str, storage: i64, compute: i64) -> Vec<(&str, Value)> {
-        vec![
-            ("user_id", i(user)),
-            ("day", t(day)),
-            ("total_storage_size_bytes", i(storage)),
-            ("total_current_contract_compute_time_seconds", i(compute)),
-            ("total_current_contract_gpu_compute_time_seconds", i(0)),
-            ("total_projects", i(1)),
-            ("total_users", i(0)),
-        ]
+    /// Writes the member list of organization `org` with roles.
+    fn members_with_roles(w: &Run<'_>, org: i64, list: &[(i64, &str)]) {
+        let rows: Vec<Vec<(&str, Value)>> = list
+            .iter()
+            .map(|&(u, role)| {
+                vec![
+                    ("organization_id", i(org)),
+                    ("user_id", i(u)),
+                    ("role", t(role)),
+                ]
+            })
+            .collect();
+        w.scope_rows(&ORGANIZATION_MEMBERS, &[i(org)], &rows);
+    }
+
+    fn developer_profile(w: &Run<'_>, id: i64, name: &str) {
+        organization(w, id, name, &[("is_developer_profile", i(1))]);
+    }
+
+    /// Profiles 3 (admin 301 and a pending second member 302, both with metrics),
+    /// 4 and 5 (both of user 401).
+    fn put_profiles_with_metrics(w: &Run<'_>) {
+        developer_profile(w, 3, "Pending second member");
+        members_with_roles(w, 3, &[(301, "admin"), (302, "member")]);
+        developer_profile(w, 4, "Twin A");
+        developer_profile(w, 5, "Twin B");
+        members_with_roles(w, 4, &[(401, "admin")]);
+        members_with_roles(w, 5, &[(401, "admin")]);
+        for (user, storage, compute) in [(301, 700, 70), (302, 900, 90), (401, 400, 40)] {
+            let day = metrics_day(user, "2025-03-30", [storage, compute, 0, 1]);
+            w.scope(&DAILY_METRICS, &[i(user)], &[day.as_slice()]);
+        }
+    }
+
+    /// Profile 6: no daily metrics; its project names no owner organization, only its
+    /// developer-profile user 601 (whose summary marks the profile).
+    fn put_profile_without_metrics(w: &Run<'_>) {
+        developer_profile(w, 6, "Without metrics");
+        members_with_roles(w, 6, &[(601, "admin"), (602, "member")]);
+        w.put(
+            &PROJECTS,
+            &[
+                ("id", i(61)),
+                ("owner_user_id", i(601)),
+                ("developer_profile_user_id", i(601)),
+            ],
+        );
+        w.put(
+            &PROJECT_INFO,
+            &[("project_id", i(61)), ("compute_time_used_ms", i(30_000))],
+        );
+    }
+
+    /// User 601's summaries: profile 6, organization 7 (in the `get-organization`
+    /// answer without a user limit) and organization 8 (known only from this summary).
+    fn put_user_summaries(w: &Run<'_>) {
+        let summary = |org: i64, name: &str, dev: i64, limits: &[(&'static str, f64)]| {
+            let mut row = vec![
+                ("user_id", i(601)),
+                ("organization_id", i(org)),
+                ("name", t(name)),
+                ("is_developer_profile", i(dev)),
+                ("is_admin", i(1)),
+                ("user_count", i(3)),
+            ];
+            row.extend(limits.iter().map(|&(c, v)| (c, r(v))));
+            row
+        };
+        let summaries = [
+            summary(6, "Without metrics", 1, &[]),
+            summary(7, "Regular", 0, &[("limit_number_of_users", 9.0)]),
+            summary(
+                8,
+                "Outside",
+                0,
+                &[
+                    ("limit_number_of_users", 5.0),
+                    ("limit_number_of_projects", 10.0),
+                ],
+            ),
+        ];
+        w.scope_rows(&USER_ORGANIZATIONS, &[i(601)], &summaries);
+        organization(
+            w,
+            7,
+            "Regular",
+            &[
+                ("is_developer_profile", i(0)),
+                ("limit_number_of_projects", r(4.0)),
+            ],
+        );
+        members_with_roles(w, 7, &[(601, "member")]);
+    }
+
+    /// The entitlements on 2025-03-31 of profiles 3 to 6 and organizations 7 and 8.
+    fn profiles_report() -> DataFrame {
+        let mut m = TestMirror::new();
+        m.run(RUN, |w| {
+            put_profiles_with_metrics(w);
+            put_profile_without_metrics(w);
+            put_user_summaries(w);
+        });
+        let mut out = m.report("2025-03-31", &["entitlements"]);
+        out.frames
+            .remove("entitlements")
+            .expect("the entitlements frame")
+    }
+
+    fn used_and_source(df: &DataFrame, org: &str, metric: &str) -> (Option<f64>, Option<String>) {
+        let r = row(df, org, metric);
+        (num(df, r, "used"), txt(df, r, "source"))
+    }
+
+    fn limit_and_source(df: &DataFrame, org: &str, metric: &str) -> (Option<f64>, Option<String>) {
+        let r = row(df, org, metric);
+        (num(df, r, "limit"), txt(df, r, "limit_source"))
+    }
+
+    fn from(s: &str) -> Option<String> {
+        Some(s.to_string())
     }
 
     #[test]
-    fn developer_profiles_are_identified_by_the_data_and_limits_come_from_summaries() {
-        let mut m = TestMirror::new();
-        m.run(RUN, |w| {
-            let dev = |id: i64, name: &str| {
-                w.put(
-                    &ORGANIZATIONS,
-                    &[
-                        ("id", i(id)),
-                        ("name", t(name)),
-                        ("is_developer_profile", i(1)),
-                    ],
-                );
-            };
-            let members = |org: i64, list: &[(i64, &str)]| {
-                let rows: Vec<Vec<(&str, Value)>> = list
-                    .iter()
-                    .map(|&(u, role)| {
-                        vec![
-                            ("organization_id", i(org)),
-                            ("user_id", i(u)),
-                            ("role", t(role)),
-                        ]
-                    })
-                    .collect();
-                let rows: Vec<&[(&str, Value)]> = rows.iter().map(|v| v.as_slice()).collect();
-                w.scope(&ORGANIZATION_MEMBERS, &[i(org)], &rows);
-            };
-            // Profile 3: its admin 301 and a pending second member 302, both with
-            // metrics; the admin's are the profile's.
-            dev(3, "Pending second member");
-            members(3, &[(301, "admin"), (302, "member")]);
-            // Profiles 4 and 5: both of user 401.
-            dev(4, "Twin A");
-            dev(5, "Twin B");
-            members(4, &[(401, "admin")]);
-            members(5, &[(401, "admin")]);
-            for (user, storage, compute) in [(301, 700, 70), (302, 900, 90), (401, 400, 40)] {
-                let day = metrics_day(user, "2025-03-30", storage, compute);
-                w.scope(&DAILY_METRICS, &[i(user)], &[day.as_slice()]);
-            }
-            // Profile 6: no daily metrics; its project names no owner organization,
-            // only its developer-profile user 601 (whose summary marks the profile).
-            dev(6, "Without metrics");
-            members(6, &[(601, "admin"), (602, "member")]);
-            w.put(
-                &PROJECTS,
-                &[
-                    ("id", i(61)),
-                    ("owner_user_id", i(601)),
-                    ("developer_profile_user_id", i(601)),
-                ],
-            );
-            w.put(
-                &PROJECT_INFO,
-                &[("project_id", i(61)), ("compute_time_used_ms", i(30_000))],
-            );
-            // User 601's summaries: profile 6, organization 7 (in operation 1 without
-            // a user limit) and organization 8 (known only from this summary).
-            let summary = |org: i64, name: &str, dev: i64, limits: &[(&'static str, f64)]| {
-                let mut row = vec![
-                    ("user_id", i(601)),
-                    ("organization_id", i(org)),
-                    ("name", t(name)),
-                    ("is_developer_profile", i(dev)),
-                    ("is_admin", i(1)),
-                    ("user_count", i(3)),
-                ];
-                row.extend(limits.iter().map(|&(c, v)| (c, r(v))));
-                row
-            };
-            let summaries = [
-                summary(6, "Without metrics", 1, &[]),
-                summary(7, "Regular", 0, &[("limit_number_of_users", 9.0)]),
-                summary(
-                    8,
-                    "Outside",
-                    0,
-                    &[
-                        ("limit_number_of_users", 5.0),
-                        ("limit_number_of_projects", 10.0),
-                    ],
-                ),
-            ];
-            let summaries: Vec<&[(&str, Value)]> = summaries.iter().map(|v| v.as_slice()).collect();
-            w.scope(&USER_ORGANIZATIONS, &[i(601)], &summaries);
-            w.put(
-                &ORGANIZATIONS,
-                &[
-                    ("id", i(7)),
-                    ("name", t("Regular")),
-                    ("is_developer_profile", i(0)),
-                    ("limit_number_of_projects", r(4.0)),
-                ],
-            );
-            members(7, &[(601, "member")]);
-        });
-        let out = m.report("2025-03-31", &["entitlements"]);
-        let df = &out.frames["entitlements"];
+    fn every_organization_and_metric_appears_once() {
+        let df = profiles_report();
         // Organizations 3 to 8, five metrics each, every (organization, metric) once.
         assert_eq!(df.height(), 6 * 5);
         let mut keys: Vec<(String, String)> = (0..df.height())
-            .map(|r| (text_of(df, r, "organization_id"), text_of(df, r, "metric")))
+            .map(|r| {
+                (
+                    text_of(&df, r, "organization_id"),
+                    text_of(&df, r, "metric"),
+                )
+            })
             .collect();
         keys.sort();
         keys.dedup();
         assert_eq!(keys.len(), df.height(), "a key appears twice");
+    }
 
-        let row =
-            |org: &str, metric: &str| find(df, &[("organization_id", org), ("metric", metric)]);
-        let used_and_source = |org: &str, metric: &str| {
-            let r = row(org, metric);
-            (num(df, r, "used"), txt(df, r, "source"))
-        };
-        let dm = Some("daily_metrics".to_string());
+    #[test]
+    fn a_developer_profile_s_figures_are_its_admin_s_daily_metrics() {
+        let df = profiles_report();
+        let dm = from("daily_metrics");
         // The admin's 700 B, not the pending member's 900.
         assert_eq!(
-            used_and_source("3", "storage_bytes"),
+            used_and_source(&df, "3", "storage_bytes"),
             (Some(700.0), dm.clone())
         );
         // Both of user 401's profiles show that user's figures, once each.
         assert_eq!(
-            used_and_source("4", "compute_seconds"),
+            used_and_source(&df, "4", "compute_seconds"),
             (Some(40.0), dm.clone())
         );
-        assert_eq!(used_and_source("5", "compute_seconds"), (Some(40.0), dm));
-        // Profile 6 has no metrics: its project (owner organization null) counts for it
-        // through its developer-profile user: 30,000 ms = 30 s, 1 project.
         assert_eq!(
-            used_and_source("6", "compute_seconds"),
-            (Some(30.0), Some("project_info+projects".to_string()))
+            used_and_source(&df, "5", "compute_seconds"),
+            (Some(40.0), dm)
         );
-        assert_eq!(used_and_source("6", "projects").0, Some(1.0));
+    }
 
-        let limit = |org: &str, metric: &str| {
-            let r = row(org, metric);
-            (num(df, r, "limit"), txt(df, r, "limit_source"))
-        };
-        let from = |s: &str| Some(s.to_string());
-        // Organization 7: projects from operation 1, users only in the summary.
-        assert_eq!(limit("7", "projects"), (Some(4.0), from("organization")));
-        assert_eq!(limit("7", "users"), (Some(9.0), from("user_summary")));
-        assert_eq!(limit("7", "storage_bytes"), (None, None));
+    #[test]
+    fn a_profile_without_metrics_counts_the_projects_of_its_developer_profile_user() {
+        let df = profiles_report();
+        // Its project (owner organization null) counts for it through its
+        // developer-profile user: 30,000 ms = 30 s, 1 project.
+        assert_eq!(
+            used_and_source(&df, "6", "compute_seconds"),
+            (Some(30.0), from("project_info+projects"))
+        );
+        assert_eq!(used_and_source(&df, "6", "projects").0, Some(1.0));
+    }
+
+    #[test]
+    fn limits_missing_from_the_organization_come_from_the_user_s_summary() {
+        let df = profiles_report();
+        // Organization 7: projects from `get-organization`, users only in the summary.
+        assert_eq!(
+            limit_and_source(&df, "7", "projects"),
+            (Some(4.0), from("organization"))
+        );
+        assert_eq!(
+            limit_and_source(&df, "7", "users"),
+            (Some(9.0), from("user_summary"))
+        );
+        assert_eq!(limit_and_source(&df, "7", "storage_bytes"), (None, None));
         // Its users are its one listed member, not the summary's count.
         assert_eq!(
-            used_and_source("7", "users"),
+            used_and_source(&df, "7", "users"),
             (Some(1.0), from("organization_members"))
         );
-        // Organization 8, known only from the summary: its name, limits and user count.
+    }
+
+    #[test]
+    fn an_organization_known_only_from_a_summary_takes_its_name_limits_and_user_count() {
+        let df = profiles_report();
         assert_eq!(
-            txt(df, row("8", "users"), "organization_name"),
+            txt(&df, row(&df, "8", "users"), "organization_name"),
             from("Outside")
         );
-        assert_eq!(limit("8", "users"), (Some(5.0), from("user_summary")));
-        assert_eq!(limit("8", "projects"), (Some(10.0), from("user_summary")));
         assert_eq!(
-            used_and_source("8", "users"),
+            limit_and_source(&df, "8", "users"),
+            (Some(5.0), from("user_summary"))
+        );
+        assert_eq!(
+            limit_and_source(&df, "8", "projects"),
+            (Some(10.0), from("user_summary"))
+        );
+        assert_eq!(
+            used_and_source(&df, "8", "users"),
             (Some(3.0), from("user_organizations"))
         );
         // 3 of 5 users = 60 % → ok.
-        assert_eq!(txt(df, row("8", "users"), "status"), from("ok"));
+        assert_eq!(txt(&df, row(&df, "8", "users"), "status"), from("ok"));
     }
 }

@@ -60,6 +60,17 @@ impl Run<'_> {
             .expect("replace_scope");
     }
 
+    /// [`Run::scope`] for rows built as vectors.
+    pub fn scope_rows(
+        &self,
+        spec: &'static TableSpec,
+        scope: &[Value],
+        rows: &[Vec<(&str, Value)>],
+    ) {
+        let rows: Vec<&[(&str, Value)]> = rows.iter().map(Vec::as_slice).collect();
+        self.scope(spec, scope, &rows);
+    }
+
     /// Marks every live row of a root table not in `keep` removed.
     pub fn remove_unseen(&self, spec: &'static TableSpec, keep: &[&[Value]]) {
         let seen = keep

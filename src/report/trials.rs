@@ -97,10 +97,33 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
 mod tests {
     use crate::mirror::spec::*;
     use crate::report::testkit::*;
+    use polars::prelude::DataFrame;
     use rusqlite::types::Value;
 
-    #[test]
-    fn status_days_left_and_deletion_due() {
+    /// A trial of user 1 in organization `org`, created 2025-02-01, with its
+    /// expiration date and (where set) its expired, upgraded and deleted dates.
+    fn trial(
+        id: i64,
+        org: i64,
+        expiration: &str,
+        [expired, upgraded, deleted]: [Option<&str>; 3],
+    ) -> Vec<(&'static str, Value)> {
+        let at = |d: Option<&str>| d.map_or(Value::Null, t);
+        vec![
+            ("id", i(id)),
+            ("user_id", i(1)),
+            ("organization_id", i(org)),
+            ("created", t("2025-02-01T00:00:00.000Z")),
+            ("expiration_date", t(expiration)),
+            ("expired_date", at(expired)),
+            ("upgraded_date", at(upgraded)),
+            ("deleted_date", at(deleted)),
+        ]
+    }
+
+    /// The trials report on 2025-03-31 over Ada's eight trials: organization 10 is in
+    /// the mirror, organization 11 only in her organization summaries.
+    fn trials_report() -> DataFrame {
         let mut m = TestMirror::new();
         m.run("2025-03-31T06:00:00.000Z", |w| {
             w.put(
@@ -121,94 +144,101 @@ mod tests {
                     ("name", t("Org Eleven")),
                 ]],
             );
-            let none = || Value::Null;
-            let trial =
-                |id: i64, org: i64, exp: Value, expired: Value, upgraded: Value, deleted: Value| {
-                    vec![
-                        ("id", i(id)),
-                        ("user_id", i(1)),
-                        ("organization_id", i(org)),
-                        ("created", t("2025-02-01T00:00:00.000Z")),
-                        ("expiration_date", exp),
-                        ("expired_date", expired),
-                        ("upgraded_date", upgraded),
-                        ("deleted_date", deleted),
-                    ]
-                };
+            let open = [None, None, None];
             let rows = [
-                trial(1, 10, t("2025-05-15T00:00:00.000Z"), none(), none(), none()),
-                trial(2, 10, t("2025-04-10T12:00:00.000Z"), none(), none(), none()),
-                trial(3, 10, t("2025-04-14T00:00:00.000Z"), none(), none(), none()),
+                trial(1, 10, "2025-05-15T00:00:00.000Z", open),
+                trial(2, 10, "2025-04-10T12:00:00.000Z", open),
+                trial(3, 10, "2025-04-14T00:00:00.000Z", open),
                 trial(
                     4,
                     11,
-                    t("2025-03-19T00:00:00.000Z"),
-                    t("2025-03-20T03:00:00.000Z"),
-                    none(),
-                    none(),
+                    "2025-03-19T00:00:00.000Z",
+                    [Some("2025-03-20T03:00:00.000Z"), None, None],
                 ),
-                trial(5, 10, t("2025-03-31T08:00:00.000Z"), none(), none(), none()),
+                trial(5, 10, "2025-03-31T08:00:00.000Z", open),
                 trial(
                     6,
                     10,
-                    t("2025-03-01T00:00:00.000Z"),
-                    none(),
-                    t("2025-03-05T00:00:00.000Z"),
-                    none(),
+                    "2025-03-01T00:00:00.000Z",
+                    [None, Some("2025-03-05T00:00:00.000Z"), None],
                 ),
                 trial(
                     7,
                     10,
-                    t("2025-02-20T00:00:00.000Z"),
-                    t("2025-02-20T00:00:00.000Z"),
-                    none(),
-                    t("2025-03-25T00:00:00.000Z"),
+                    "2025-02-20T00:00:00.000Z",
+                    [
+                        Some("2025-02-20T00:00:00.000Z"),
+                        None,
+                        Some("2025-03-25T00:00:00.000Z"),
+                    ],
                 ),
                 trial(
                     8,
                     10,
-                    t("2025-05-01T00:00:00.000Z"),
-                    none(),
-                    t("2025-04-05T00:00:00.000Z"),
-                    none(),
+                    "2025-05-01T00:00:00.000Z",
+                    [None, Some("2025-04-05T00:00:00.000Z"), None],
                 ),
             ];
-            let rows: Vec<&[(&str, Value)]> = rows.iter().map(|v| v.as_slice()).collect();
-            w.scope(&TRIALS, &[i(1)], &rows);
+            w.scope_rows(&TRIALS, &[i(1)], &rows);
         });
-        let out = m.report("2025-03-31", &["trials"]);
-        let df = &out.frames["trials"];
-        assert_eq!(df.height(), 8);
-        let check = |id: &str, status: &str, days_left: Option<f64>, due: Option<&str>| {
-            let r = find(df, &[("trial_id", id)]);
-            assert_eq!(txt(df, r, "status").as_deref(), Some(status), "trial {id}");
-            assert_num(df, r, "days_left", days_left);
-            assert_eq!(txt(df, r, "deletion_due").as_deref(), due, "trial {id}");
-        };
-        // 2025-03-31 → 2025-05-15: 30 (April) + 15 = 45 days: active.
-        check("1", "active", Some(45.0), None);
-        // → 2025-04-10: 10 days: expiring.
-        check("2", "expiring", Some(10.0), None);
-        // → 2025-04-14: 14 days, the last expiring day.
-        check("3", "expiring", Some(14.0), None);
-        // Expired 2025-03-20: due for deletion 30 days later, 2025-04-19.
-        check("4", "expired", None, Some("2025-04-19"));
-        // Expires on T itself (no expired date yet): expired; due 2025-03-31 + 30 = 2025-04-30.
-        check("5", "expired", None, Some("2025-04-30"));
-        // Upgraded wins over an earlier expiry.
-        check("6", "upgraded", None, None);
-        // Deleted wins over expired.
-        check("7", "deleted", None, None);
-        // An upgrade after T does not count yet: active, 2025-05-01 is 31 days away.
-        check("8", "active", Some(31.0), None);
+        let mut out = m.report("2025-03-31", &["trials"]);
+        out.frames.remove("trials").expect("the trials frame")
+    }
 
-        let r = find(df, &[("trial_id", "4")]);
+    /// Checks one trial's status, days left and deletion due date.
+    fn check(df: &DataFrame, id: &str, status: &str, days_left: Option<f64>, due: Option<&str>) {
+        let r = find(df, &[("trial_id", id)]);
+        assert_eq!(txt(df, r, "status").as_deref(), Some(status), "trial {id}");
+        assert_num(df, r, "days_left", days_left);
+        assert_eq!(txt(df, r, "deletion_due").as_deref(), due, "trial {id}");
+    }
+
+    #[test]
+    fn every_trial_of_the_mirror_is_listed() {
+        assert_eq!(trials_report().height(), 8);
+    }
+
+    #[test]
+    fn an_open_trial_is_active_or_expiring_with_its_days_left() {
+        let df = trials_report();
+        // 2025-03-31 → 2025-05-15: 30 (April) + 15 = 45 days: active.
+        check(&df, "1", "active", Some(45.0), None);
+        // → 2025-04-10: 10 days: expiring.
+        check(&df, "2", "expiring", Some(10.0), None);
+        // → 2025-04-14: 14 days, the last expiring day.
+        check(&df, "3", "expiring", Some(14.0), None);
+        // An upgrade after T does not count yet: active, 2025-05-01 is 31 days away.
+        check(&df, "8", "active", Some(31.0), None);
+    }
+
+    #[test]
+    fn an_expired_trial_is_due_for_deletion_thirty_days_after_expiry() {
+        let df = trials_report();
+        // Expired 2025-03-20: due for deletion 30 days later, 2025-04-19.
+        check(&df, "4", "expired", None, Some("2025-04-19"));
+        // Expires on T itself (no expired date yet): expired; due 2025-03-31 + 30 = 2025-04-30.
+        check(&df, "5", "expired", None, Some("2025-04-30"));
+    }
+
+    #[test]
+    fn upgraded_and_deleted_win_over_expiry() {
+        let df = trials_report();
+        // Upgraded wins over an earlier expiry.
+        check(&df, "6", "upgraded", None, None);
+        // Deleted wins over expired.
+        check(&df, "7", "deleted", None, None);
+    }
+
+    #[test]
+    fn names_come_from_the_mirror_or_the_user_s_organization_summaries() {
+        let df = trials_report();
+        let r = find(&df, &[("trial_id", "4")]);
         assert_eq!(
-            txt(df, r, "organization_name").as_deref(),
+            txt(&df, r, "organization_name").as_deref(),
             Some("Org Eleven")
         );
-        assert_eq!(txt(df, r, "user_name").as_deref(), Some("Ada Lovelace"));
-        let r = find(df, &[("trial_id", "1")]);
-        assert_eq!(txt(df, r, "organization_name").as_deref(), Some("Org Ten"));
+        assert_eq!(txt(&df, r, "user_name").as_deref(), Some("Ada Lovelace"));
+        let r = find(&df, &[("trial_id", "1")]);
+        assert_eq!(txt(&df, r, "organization_name").as_deref(), Some("Org Ten"));
     }
 }

@@ -44,63 +44,94 @@ const COUNTS: &[&str] = &[
     "suspended_users",
 ];
 
+/// The extract's sections, with the columns each is read with.
+const SCOPES: &[(&str, Kind)] = &[
+    ("scope", Kind::Text),
+    ("id", Kind::Int),
+    ("name", Kind::Text),
+];
+const PEOPLE: &[(&str, Kind)] = &[
+    ("scope", Kind::Text),
+    ("scope_id", Kind::Int),
+    ("user_id", Kind::Int),
+    ("joined", Kind::Day),
+    ("last_seen", Kind::Day),
+    ("pending", Kind::Int),
+    ("mfa_configured", Kind::Int),
+    ("suspended", Kind::Int),
+];
+const DEPARTED: &[(&str, Kind)] = &[
+    ("scope", Kind::Text),
+    ("scope_id", Kind::Int),
+    ("user_id", Kind::Int),
+    ("removed_at", Kind::Day),
+];
+const PROJECTS: &[(&str, Kind)] = &[
+    ("project_id", Kind::Int),
+    ("organization_id", Kind::Int),
+    ("whitelabel_id", Kind::Int),
+    ("created", Kind::Day),
+    ("deleted_date", Kind::Day),
+    ("last_accessed", Kind::Day),
+    ("removed_at", Kind::Day),
+];
+const STORAGE: &[(&str, Kind)] = &[
+    ("user_id", Kind::Int),
+    ("day", Kind::Day),
+    ("storage_delta", Kind::Real),
+];
+
+/// The extract, read once and shared by both windows.
+struct Inputs {
+    scopes: DataFrame,
+    people: DataFrame,
+    departed: DataFrame,
+    /// Each project twice: once in its organization, once in its white label.
+    scoped_projects: LazyFrame,
+    /// (scope, scope_id, user_id), once each.
+    members: LazyFrame,
+    storage: DataFrame,
+}
+
 pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
     let report = ctx.report();
-    let today = ctx.today;
-    let err = |step| pl(report, step);
-    let scopes = ctx.read(
-        "scopes",
-        &[
-            ("scope", Kind::Text),
-            ("id", Kind::Int),
-            ("name", Kind::Text),
-        ],
-    )?;
-    let people = ctx.read(
-        "people",
-        &[
-            ("scope", Kind::Text),
-            ("scope_id", Kind::Int),
-            ("user_id", Kind::Int),
-            ("joined", Kind::Day),
-            ("last_seen", Kind::Day),
-            ("pending", Kind::Int),
-            ("mfa_configured", Kind::Int),
-            ("suspended", Kind::Int),
-        ],
-    )?;
-    let departed = ctx.read(
-        "departed",
-        &[
-            ("scope", Kind::Text),
-            ("scope_id", Kind::Int),
-            ("user_id", Kind::Int),
-            ("removed_at", Kind::Day),
-        ],
-    )?;
-    let projects = ctx.read(
-        "projects",
-        &[
-            ("project_id", Kind::Int),
-            ("organization_id", Kind::Int),
-            ("whitelabel_id", Kind::Int),
-            ("created", Kind::Day),
-            ("deleted_date", Kind::Day),
-            ("last_accessed", Kind::Day),
-            ("removed_at", Kind::Day),
-        ],
-    )?;
-    let storage = ctx.read(
-        "storage",
-        &[
-            ("user_id", Kind::Int),
-            ("day", Kind::Day),
-            ("storage_delta", Kind::Real),
-        ],
-    )?;
+    let inputs = read_inputs(ctx)?;
+    let windows: Vec<LazyFrame> = WINDOWS.iter().map(|&w| window(&inputs, ctx, w)).collect();
+    let fill: Vec<Expr> = COUNTS
+        .iter()
+        .map(|c| col(*c).fill_null(lit(0i64)))
+        .collect();
+    let df = concat(windows, UnionArgs::default())
+        .map_err(pl(report, "stacking windows"))?
+        .with_columns(fill)
+        .sort(
+            ["scope", "id", "window_days"],
+            SortMultipleOptions::default(),
+        )
+        .collect()
+        .map_err(pl(report, "counting per scope"))?;
+    project(report, &df, COLUMNS)
+}
 
-    // Each project counts in its organization and in its white label.
-    let scoped_projects = concat(
+fn read_inputs(ctx: &Ctx<'_>) -> Result<Inputs, ReportError> {
+    let scopes = ctx.read("scopes", SCOPES)?;
+    let people = ctx.read("people", PEOPLE)?;
+    let departed = ctx.read("departed", DEPARTED)?;
+    let projects = ctx.read("projects", PROJECTS)?;
+    let storage = ctx.read("storage", STORAGE)?;
+    Ok(Inputs {
+        scopes,
+        members: members_per_scope(&people),
+        people,
+        departed,
+        scoped_projects: projects_per_scope(ctx.report(), projects)?,
+        storage,
+    })
+}
+
+/// Each project counts in its organization and in its white label.
+fn projects_per_scope(report: &str, projects: DataFrame) -> Result<LazyFrame, ReportError> {
+    Ok(concat(
         [
             projects.clone().lazy().with_columns([
                 lit("organization").alias("scope"),
@@ -113,390 +144,408 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         ],
         UnionArgs::default(),
     )
-    .map_err(err("projects per scope"))?
-    .filter(col("scope_id").is_not_null());
-    let members = people
+    .map_err(pl(report, "projects per scope"))?
+    .filter(col("scope_id").is_not_null()))
+}
+
+fn members_per_scope(people: &DataFrame) -> LazyFrame {
+    people
         .clone()
         .lazy()
         .filter(col("scope_id").is_not_null())
         .select([col("scope"), col("scope_id"), col("user_id")])
-        .unique(None, UniqueKeepStrategy::First);
+        .unique(None, UniqueKeepStrategy::First)
+}
 
-    let stale_before = today - ctx.thresholds.stale_days;
+/// The last `days` days up to the as-of date, both ends included.
+fn within(c: &str, today: i64, days: i64) -> Expr {
+    col(c).gt(lit(today - days)).and(col(c).lt_eq(lit(today)))
+}
+
+/// How many rows of a group match.
+fn count(e: Expr, name: &str) -> Expr {
+    e.sum().cast(DataType::Int64).alias(name.to_string())
+}
+
+fn by_scope() -> [Expr; 2] {
+    [col("scope"), col("scope_id")]
+}
+
+/// One row per scope for the window of `days`: every count joined to the scope list.
+fn window(inputs: &Inputs, ctx: &Ctx<'_>, days: i64) -> LazyFrame {
+    let today = ctx.today;
+    let counts = [
+        people_counts(inputs, today, days),
+        departures(inputs, today, days),
+        project_counts(inputs, today, days, today - ctx.thresholds.stale_days),
+        storage_growth(inputs, today, days),
+    ];
+    let mut lf = inputs
+        .scopes
+        .clone()
+        .lazy()
+        .with_column(lit(days).alias("window_days"));
+    for agg in counts {
+        lf = lf.join(
+            agg,
+            [col("scope"), col("id")],
+            by_scope(),
+            JoinArgs::new(JoinType::Left),
+        );
+    }
+    lf
+}
+
+/// Members who joined or were active in the window, and the snapshot counts.
+fn people_counts(inputs: &Inputs, today: i64, days: i64) -> LazyFrame {
+    inputs.people.clone().lazy().group_by(by_scope()).agg([
+        count(within("joined", today, days), "users_added"),
+        count(within("last_seen", today, days), "active_users"),
+        count(col("pending").eq(lit(1)), "pending_users"),
+        count(col("mfa_configured").eq(lit(0)), "users_without_mfa"),
+        count(col("suspended").eq(lit(1)), "suspended_users"),
+    ])
+}
+
+/// People who left the scope in the window.
+fn departures(inputs: &Inputs, today: i64, days: i64) -> LazyFrame {
+    inputs
+        .departed
+        .clone()
+        .lazy()
+        .filter(within("removed_at", today, days))
+        .group_by(by_scope())
+        .agg([col("user_id")
+            .n_unique()
+            .cast(DataType::Int64)
+            .alias("users_deleted")])
+}
+
+/// Projects created and deleted in the window, and live projects not accessed
+/// since `stale_before`.
+fn project_counts(inputs: &Inputs, today: i64, days: i64, stale_before: i64) -> LazyFrame {
+    let within = |c: &str| within(c, today, days);
     let live = col("removed_at").is_null().and(
         col("deleted_date")
             .is_null()
             .or(col("deleted_date").gt(lit(today))),
     );
-    let count = |e: Expr, name: &str| e.sum().cast(DataType::Int64).alias(name.to_string());
-    let keys = [col("scope"), col("scope_id")];
-    let on = [col("scope"), col("id")];
-    let on_agg = [col("scope"), col("scope_id")];
+    inputs.scoped_projects.clone().group_by(by_scope()).agg([
+        count(within("created"), "projects_added"),
+        count(
+            within("deleted_date").or(col("deleted_date").is_null().and(within("removed_at"))),
+            "projects_deleted",
+        ),
+        count(
+            live.and(col("last_accessed").lt(lit(stale_before))),
+            "stale_projects",
+        ),
+    ])
+}
 
-    let mut windows = Vec::new();
-    for w in WINDOWS {
-        let within = |c: &str| col(c).gt(lit(today - w)).and(col(c).lt_eq(lit(today)));
-        let people_agg = people.clone().lazy().group_by(keys.clone()).agg([
-            count(within("joined"), "users_added"),
-            count(within("last_seen"), "active_users"),
-            count(col("pending").eq(lit(1)), "pending_users"),
-            count(col("mfa_configured").eq(lit(0)), "users_without_mfa"),
-            count(col("suspended").eq(lit(1)), "suspended_users"),
-        ]);
-        let departed_agg = departed
-            .clone()
-            .lazy()
-            .filter(within("removed_at"))
-            .group_by(keys.clone())
-            .agg([col("user_id")
-                .n_unique()
-                .cast(DataType::Int64)
-                .alias("users_deleted")]);
-        let projects_agg = scoped_projects.clone().group_by(keys.clone()).agg([
-            count(within("created"), "projects_added"),
-            count(
-                within("deleted_date").or(col("deleted_date").is_null().and(within("removed_at"))),
-                "projects_deleted",
-            ),
-            count(
-                live.clone().and(col("last_accessed").lt(lit(stale_before))),
-                "stale_projects",
-            ),
-        ]);
-        let storage_agg = members
-            .clone()
-            .join(
-                storage.clone().lazy().filter(within("day")),
-                [col("user_id")],
-                [col("user_id")],
-                JoinArgs::new(JoinType::Inner),
-            )
-            .group_by(keys.clone())
-            .agg([col("storage_delta").sum().alias("storage_growth_bytes")]);
-        let mut lf = scopes
-            .clone()
-            .lazy()
-            .with_column(lit(w).alias("window_days"));
-        for agg in [people_agg, departed_agg, projects_agg, storage_agg] {
-            lf = lf.join(
-                agg,
-                on.clone(),
-                on_agg.clone(),
-                JoinArgs::new(JoinType::Left),
-            );
-        }
-        windows.push(lf);
-    }
-    let fill: Vec<Expr> = COUNTS
-        .iter()
-        .map(|c| col(*c).fill_null(lit(0i64)))
-        .collect();
-    let df = concat(windows, UnionArgs::default())
-        .map_err(err("stacking windows"))?
-        .with_columns(fill)
-        .sort(
-            ["scope", "id", "window_days"],
-            SortMultipleOptions::default(),
+/// The members' daily storage deltas in the window, summed per scope.
+fn storage_growth(inputs: &Inputs, today: i64, days: i64) -> LazyFrame {
+    inputs
+        .members
+        .clone()
+        .join(
+            inputs
+                .storage
+                .clone()
+                .lazy()
+                .filter(within("day", today, days)),
+            [col("user_id")],
+            [col("user_id")],
+            JoinArgs::new(JoinType::Inner),
         )
-        .collect()
-        .map_err(err("counting per scope"))?;
-    project(report, &df, COLUMNS)
+        .group_by(by_scope())
+        .agg([col("storage_delta").sum().alias("storage_growth_bytes")])
 }
 
 #[cfg(test)]
 mod tests {
     use crate::mirror::spec::*;
     use crate::report::testkit::*;
+    use polars::prelude::DataFrame;
     use rusqlite::types::Value;
 
-    fn member(
-        user: i64,
-        added: &str,
-        seen: &str,
-        pending: i64,
-        mfa: i64,
-    ) -> Vec<(&'static str, Value)> {
-        vec![
-            ("organization_id", i(1)),
-            ("user_id", i(user)),
-            ("added", t(added)),
-            ("last_seen", t(seen)),
-            ("pending", i(pending)),
-            ("mfa_configured", i(mfa)),
-        ]
-    }
+    /// Members of organization 1: (user, added, last seen, pending, MFA configured).
+    const MEMBERS: [(i64, &str, &str, i64, i64); 4] = [
+        (
+            1,
+            "2025-03-28T10:00:00.000Z",
+            "2025-03-30T10:00:00.000Z",
+            0,
+            1,
+        ),
+        (
+            2,
+            "2025-03-10T10:00:00.000Z",
+            "2025-03-20T10:00:00.000Z",
+            1,
+            0,
+        ),
+        (
+            3,
+            "2024-12-01T10:00:00.000Z",
+            "2024-12-31T10:00:00.000Z",
+            0,
+            0,
+        ),
+        (
+            4,
+            "2024-01-01T10:00:00.000Z",
+            "2025-03-01T10:00:00.000Z",
+            0,
+            1,
+        ),
+    ];
 
-    fn user(
-        id: i64,
-        created: &str,
-        seen: &str,
-        pending: i64,
-        mfa: i64,
-        suspended: i64,
-    ) -> Vec<(&'static str, Value)> {
-        vec![
-            ("id", i(id)),
-            ("created", t(created)),
-            ("last_seen", t(seen)),
-            ("pending", i(pending)),
-            ("mfa_configured", i(mfa)),
-            ("suspended", i(suspended)),
-            ("whitelabel_organization_id", i(1)),
-        ]
-    }
+    /// Users of white label 9: (id, created, last seen, pending, MFA, suspended).
+    const USERS_OF_WL: [(i64, &str, &str, i64, i64, i64); 4] = [
+        (
+            1,
+            "2025-03-29T08:00:00.000Z",
+            "2025-03-30T10:00:00.000Z",
+            0,
+            1,
+            0,
+        ),
+        (
+            2,
+            "2025-02-01T08:00:00.000Z",
+            "2025-03-20T10:00:00.000Z",
+            1,
+            0,
+            1,
+        ),
+        (
+            3,
+            "2025-03-05T08:00:00.000Z",
+            "2024-12-31T10:00:00.000Z",
+            0,
+            0,
+            0,
+        ),
+        (
+            4,
+            "2024-01-01T08:00:00.000Z",
+            "2025-03-01T10:00:00.000Z",
+            0,
+            1,
+            0,
+        ),
+    ];
 
-    fn project(
-        id: i64,
-        created: &str,
-        accessed: &str,
-        deleted: Option<&str>,
-    ) -> Vec<(&'static str, Value)> {
-        vec![
-            ("id", i(id)),
-            ("owner_organization_id", i(1)),
-            ("whitelabel_id", i(9)),
-            ("created", t(created)),
-            ("last_accessed", t(accessed)),
-            ("deleted_date", deleted.map_or(Value::Null, t)),
-        ]
-    }
+    /// Projects of organization 1 and white label 9: (id, created, last accessed,
+    /// deleted).
+    const PROJECTS_OF_ORG: [(i64, &str, &str, Option<&str>); 5] = [
+        (
+            1,
+            "2025-03-29T00:00:00.000Z",
+            "2025-03-30T00:00:00.000Z",
+            None,
+        ),
+        (
+            2,
+            "2025-03-15T00:00:00.000Z",
+            "2024-01-01T00:00:00.000Z",
+            Some("2025-03-30T00:00:00.000Z"),
+        ),
+        (
+            3,
+            "2024-06-01T00:00:00.000Z",
+            "2024-12-01T00:00:00.000Z",
+            None,
+        ),
+        (
+            4,
+            "2024-06-01T00:00:00.000Z",
+            "2024-12-31T00:00:00.000Z",
+            None,
+        ),
+        (
+            5,
+            "2024-06-01T00:00:00.000Z",
+            "2025-03-01T00:00:00.000Z",
+            None,
+        ),
+    ];
 
-    #[test]
-    fn counts_per_scope_and_window() {
-        let mut m = TestMirror::new();
-        let members = [
-            member(
-                1,
-                "2025-03-28T10:00:00.000Z",
-                "2025-03-30T10:00:00.000Z",
-                0,
-                1,
-            ),
-            member(
-                2,
-                "2025-03-10T10:00:00.000Z",
-                "2025-03-20T10:00:00.000Z",
-                1,
-                0,
-            ),
-            member(
-                3,
-                "2024-12-01T10:00:00.000Z",
-                "2024-12-31T10:00:00.000Z",
-                0,
-                0,
-            ),
-            member(
-                4,
-                "2024-01-01T10:00:00.000Z",
-                "2025-03-01T10:00:00.000Z",
-                0,
-                1,
-            ),
-        ];
-        let users = [
-            user(
-                1,
-                "2025-03-29T08:00:00.000Z",
-                "2025-03-30T10:00:00.000Z",
-                0,
-                1,
-                0,
-            ),
-            user(
-                2,
-                "2025-02-01T08:00:00.000Z",
-                "2025-03-20T10:00:00.000Z",
-                1,
-                0,
-                1,
-            ),
-            user(
-                3,
-                "2025-03-05T08:00:00.000Z",
-                "2024-12-31T10:00:00.000Z",
-                0,
-                0,
-                0,
-            ),
-            user(
-                4,
-                "2024-01-01T08:00:00.000Z",
-                "2025-03-01T10:00:00.000Z",
-                0,
-                1,
-                0,
-            ),
-        ];
-        let projects = [
-            project(
-                1,
-                "2025-03-29T00:00:00.000Z",
-                "2025-03-30T00:00:00.000Z",
-                None,
-            ),
-            project(
-                2,
-                "2025-03-15T00:00:00.000Z",
-                "2024-01-01T00:00:00.000Z",
-                Some("2025-03-30T00:00:00.000Z"),
-            ),
-            project(
-                3,
-                "2024-06-01T00:00:00.000Z",
-                "2024-12-01T00:00:00.000Z",
-                None,
-            ),
-            project(
-                4,
-                "2024-06-01T00:00:00.000Z",
-                "2024-12-31T00:00:00.000Z",
-                None,
-            ),
-            project(
-                5,
-                "2024-06-01T00:00:00.000Z",
-                "2025-03-01T00:00:00.000Z",
-                None,
-            ),
-        ];
-        let write = |w: &Run<'_>, keep_members: usize, keep_users: usize, keep_projects: usize| {
+    /// One sync that sees the first `members` members, `users` users and `projects`
+    /// projects (the others are removed).
+    fn write(w: &Run<'_>, members: usize, users: usize, projects: usize) {
+        w.put(
+            &ORGANIZATIONS,
+            &[
+                ("id", i(1)),
+                ("name", t("One")),
+                ("whitelabel_id", i(9)),
+                ("whitelabel_name", t("Nine")),
+            ],
+        );
+        let rows: Vec<Vec<(&str, Value)>> = MEMBERS[..members]
+            .iter()
+            .map(|&(user, added, seen, pending, mfa)| {
+                vec![
+                    ("organization_id", i(1)),
+                    ("user_id", i(user)),
+                    ("added", t(added)),
+                    ("last_seen", t(seen)),
+                    ("pending", i(pending)),
+                    ("mfa_configured", i(mfa)),
+                ]
+            })
+            .collect();
+        w.scope_rows(&ORGANIZATION_MEMBERS, &[i(1)], &rows);
+        for &(id, created, seen, pending, mfa, suspended) in &USERS_OF_WL[..users] {
             w.put(
-                &ORGANIZATIONS,
+                &USERS,
                 &[
-                    ("id", i(1)),
-                    ("name", t("One")),
-                    ("whitelabel_id", i(9)),
-                    ("whitelabel_name", t("Nine")),
+                    ("id", i(id)),
+                    ("created", t(created)),
+                    ("last_seen", t(seen)),
+                    ("pending", i(pending)),
+                    ("mfa_configured", i(mfa)),
+                    ("suspended", i(suspended)),
+                    ("whitelabel_organization_id", i(1)),
                 ],
             );
-            let rows: Vec<&[(&str, Value)]> = members[..keep_members]
-                .iter()
-                .map(|v| v.as_slice())
-                .collect();
-            w.scope(&ORGANIZATION_MEMBERS, &[i(1)], &rows);
-            for u in &users[..keep_users] {
-                w.put(&USERS, u);
-            }
-            let kept: Vec<Vec<Value>> = (1..=keep_users as i64).map(|id| vec![i(id)]).collect();
-            let kept: Vec<&[Value]> = kept.iter().map(|v| v.as_slice()).collect();
-            w.remove_unseen(&USERS, &kept);
-            for p in &projects[..keep_projects] {
-                w.put(&PROJECTS, p);
-            }
-            let kept: Vec<Vec<Value>> = (1..=keep_projects as i64).map(|id| vec![i(id)]).collect();
-            let kept: Vec<&[Value]> = kept.iter().map(|v| v.as_slice()).collect();
-            w.remove_unseen(&PROJECTS, &kept);
-        };
-        // Run 1 knows user 4 and project 5; run 2 (2025-03-27) no longer sees them.
-        m.run("2025-03-20T06:00:00.000Z", |w| write(w, 4, 4, 5));
-        m.run("2025-03-27T06:00:00.000Z", |w| {
-            write(w, 3, 3, 4);
-            let storage = |user: i64, day: &str, added: i64, deleted: i64| {
+        }
+        keep_first(w, &USERS, users);
+        for &(id, created, accessed, deleted) in &PROJECTS_OF_ORG[..projects] {
+            w.put(
+                &PROJECTS,
+                &[
+                    ("id", i(id)),
+                    ("owner_organization_id", i(1)),
+                    ("whitelabel_id", i(9)),
+                    ("created", t(created)),
+                    ("last_accessed", t(accessed)),
+                    ("deleted_date", deleted.map_or(Value::Null, t)),
+                ],
+            );
+        }
+        keep_first(w, &PROJECTS, projects);
+    }
+
+    /// Removes every row of `table` but ids 1 to `n`.
+    fn keep_first(w: &Run<'_>, table: &'static TableSpec, n: usize) {
+        let kept: Vec<Vec<Value>> = (1..=n as i64).map(|id| vec![i(id)]).collect();
+        let kept: Vec<&[Value]> = kept.iter().map(|v| v.as_slice()).collect();
+        w.remove_unseen(table, &kept);
+    }
+
+    /// Daily storage records: (user, day, bytes added, bytes deleted).
+    fn write_storage(w: &Run<'_>, user: i64, days: &[(&str, i64, i64)]) {
+        let rows: Vec<Vec<(&str, Value)>> = days
+            .iter()
+            .map(|&(day, added, deleted)| {
                 vec![
                     ("user_id", i(user)),
                     ("day", t(day)),
                     ("storage_bytes_added", i(added)),
                     ("storage_bytes_deleted", i(deleted)),
                 ]
-            };
-            let u1 = [
-                storage(1, "2025-03-30", 1000, 100),
-                storage(1, "2025-03-20", 500, 0),
-                storage(1, "2025-02-20", 7000, 0),
-            ];
-            let u1: Vec<&[(&str, Value)]> = u1.iter().map(|v| v.as_slice()).collect();
-            w.scope(&DAILY_METRICS, &[i(1)], &u1);
-            w.scope(
-                &DAILY_METRICS,
-                &[i(2)],
-                &[&storage(2, "2025-03-31", 0, 300)],
+            })
+            .collect();
+        w.scope_rows(&DAILY_METRICS, &[i(user)], &rows);
+    }
+
+    /// The usage summary on 2025-03-31 of organization 1 in white label 9. The first
+    /// sync knows user 4 and project 5; the second (2025-03-27) no longer sees them.
+    /// Last 7 days = 2025-03-25 ..= 2025-03-31; 30 days = 2025-03-02 ..= 2025-03-31.
+    fn usage_summary() -> DataFrame {
+        let mut m = TestMirror::new();
+        m.run("2025-03-20T06:00:00.000Z", |w| write(w, 4, 4, 5));
+        m.run("2025-03-27T06:00:00.000Z", |w| {
+            write(w, 3, 3, 4);
+            write_storage(
+                w,
+                1,
+                &[
+                    ("2025-03-30", 1000, 100),
+                    ("2025-03-20", 500, 0),
+                    ("2025-02-20", 7000, 0),
+                ],
             );
+            write_storage(w, 2, &[("2025-03-31", 0, 300)]);
         });
-        let out = m.report("2025-03-31", &["usage_summary"]);
-        let df = &out.frames["usage_summary"];
+        let mut out = m.report("2025-03-31", &["usage_summary"]);
+        out.frames
+            .remove("usage_summary")
+            .expect("the usage_summary frame")
+    }
+
+    /// Asserts `column` in the rows of organization 1 and white label 9, 7 and 30 days.
+    fn expect(df: &DataFrame, column: &str, [org_7, org_30, wl_7, wl_30]: [f64; 4]) {
+        for (scope, id, window, want) in [
+            ("organization", "1", "7", org_7),
+            ("organization", "1", "30", org_30),
+            ("whitelabel", "9", "7", wl_7),
+            ("whitelabel", "9", "30", wl_30),
+        ] {
+            let r = find(df, &[("scope", scope), ("id", id), ("window_days", window)]);
+            assert_num(df, r, column, Some(want));
+        }
+    }
+
+    #[test]
+    fn one_row_per_scope_and_window_named_after_its_scope() {
+        let df = usage_summary();
         assert_eq!(
             df.height(),
             4,
             "organization 1 and white label 9, two windows each"
         );
-        let expect = |scope: &str, id: &str, window: &str, values: [(&str, f64); 10]| {
-            let r = find(df, &[("scope", scope), ("id", id), ("window_days", window)]);
-            for (column, want) in values {
-                assert_num(df, r, column, Some(want));
-            }
-            r
-        };
-        // Last 7 days = 2025-03-25 ..= 2025-03-31; 30 days = 2025-03-02 ..= 2025-03-31.
-        let r = expect(
-            "organization",
-            "1",
-            "7",
-            [
-                ("users_added", 1.0),            // user 1 (added 03-28)
-                ("users_deleted", 1.0),          // user 4, removed 03-27
-                ("projects_added", 1.0),         // project 1 (03-29)
-                ("projects_deleted", 2.0), // project 2 (deleted 03-30), project 5 (removed 03-27)
-                ("storage_growth_bytes", 600.0), // user 1: 1000 − 100; user 2: −300
-                ("active_users", 1.0),     // user 1 (seen 03-30)
-                ("stale_projects", 1.0), // project 3 (12-01 < 2024-12-31 = T − 90); project 4 is exactly 90 days
-                ("pending_users", 1.0),  // user 2
-                ("users_without_mfa", 2.0), // users 2 and 3
-                ("suspended_users", 1.0), // user 2
-            ],
-        );
-        assert_eq!(txt(df, r, "name").as_deref(), Some("One"));
+        for (scope, id, name) in [("organization", "1", "One"), ("whitelabel", "9", "Nine")] {
+            let r = find(&df, &[("scope", scope), ("id", id), ("window_days", "7")]);
+            assert_eq!(txt(&df, r, "name").as_deref(), Some(name));
+        }
+    }
+
+    #[test]
+    fn people_added_removed_and_active_count_within_the_window() {
+        let df = usage_summary();
+        // Organization: user 1 added 03-28, user 2 03-10. White label: user 1 created
+        // 03-29, user 3 03-05; user 2 was created in February.
+        expect(&df, "users_added", [1.0, 2.0, 1.0, 2.0]);
+        // User 4, removed 03-27.
+        expect(&df, "users_deleted", [1.0; 4]);
+        // User 1 (seen 03-30); user 2 (seen 03-20) in 30 days.
+        expect(&df, "active_users", [1.0, 2.0, 1.0, 2.0]);
+    }
+
+    #[test]
+    fn projects_added_deleted_and_stale_count_within_the_window() {
+        let df = usage_summary();
+        // Project 1 (03-29); project 2 (03-15) in 30 days.
+        expect(&df, "projects_added", [1.0, 2.0, 1.0, 2.0]);
+        // Project 2 (deleted 03-30), project 5 (removed 03-27).
+        expect(&df, "projects_deleted", [2.0; 4]);
+        // Project 3 (accessed 12-01 < 2024-12-31 = T − 90); project 4 is exactly 90 days.
+        expect(&df, "stale_projects", [1.0; 4]);
+    }
+
+    #[test]
+    fn storage_growth_sums_the_members_daily_deltas_within_the_window() {
+        // 7 days: user 1: 1000 − 100; user 2: −300. 30 days: 900 + 500 − 300 (02-20 is
+        // outside).
         expect(
-            "organization",
-            "1",
-            "30",
-            [
-                ("users_added", 2.0), // users 1 and 2 (03-10)
-                ("users_deleted", 1.0),
-                ("projects_added", 2.0), // projects 1 and 2 (03-15)
-                ("projects_deleted", 2.0),
-                ("storage_growth_bytes", 1100.0), // 900 + 500 − 300 (02-20 is outside)
-                ("active_users", 2.0),            // users 1 and 2 (seen 03-20)
-                ("stale_projects", 1.0),
-                ("pending_users", 1.0),
-                ("users_without_mfa", 2.0),
-                ("suspended_users", 1.0),
-            ],
+            &usage_summary(),
+            "storage_growth_bytes",
+            [600.0, 1100.0, 600.0, 1100.0],
         );
-        let r = expect(
-            "whitelabel",
-            "9",
-            "7",
-            [
-                ("users_added", 1.0), // user 1 created 03-29
-                ("users_deleted", 1.0),
-                ("projects_added", 1.0),
-                ("projects_deleted", 2.0),
-                ("storage_growth_bytes", 600.0),
-                ("active_users", 1.0),
-                ("stale_projects", 1.0),
-                ("pending_users", 1.0),
-                ("users_without_mfa", 2.0),
-                ("suspended_users", 1.0),
-            ],
-        );
-        assert_eq!(txt(df, r, "name").as_deref(), Some("Nine"));
-        expect(
-            "whitelabel",
-            "9",
-            "30",
-            [
-                ("users_added", 2.0), // users 1 and 3 (created 03-05); user 2 was created in February
-                ("users_deleted", 1.0),
-                ("projects_added", 2.0),
-                ("projects_deleted", 2.0),
-                ("storage_growth_bytes", 1100.0),
-                ("active_users", 2.0),
-                ("stale_projects", 1.0),
-                ("pending_users", 1.0),
-                ("users_without_mfa", 2.0),
-                ("suspended_users", 1.0),
-            ],
-        );
+    }
+
+    #[test]
+    fn snapshot_counts_are_the_same_in_every_window() {
+        let df = usage_summary();
+        // User 2.
+        expect(&df, "pending_users", [1.0; 4]);
+        // Users 2 and 3.
+        expect(&df, "users_without_mfa", [2.0; 4]);
+        // User 2.
+        expect(&df, "suspended_users", [1.0; 4]);
     }
 }

@@ -10,22 +10,22 @@ use crate::sync::writer::Doc;
 /// A document to fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Job {
-    /// Operation 3: discovery of the organizations.
+    /// `list-organizations`: discovery of the organizations.
     OrganizationList,
-    /// Operation 1 for an organization.
+    /// `get-organization` for an organization.
     Organization(i64),
-    /// Operation 2 for a user, through the white label admin organization.
+    /// `get-whitelabel-user` for a user, through the white label admin organization.
     WhitelabelUser {
         /// The white label admin organization.
         org: i64,
         /// The user.
         user: i64,
     },
-    /// Operation 4 for a user.
+    /// `list-user-organizations` for a user.
     UserOrganizations(i64),
-    /// Operation 5 (`ListProjects`) or 7 (`ListUserProjects`).
+    /// `list-projects` or `list-user-projects`.
     ProjectList(Operation),
-    /// Operation 6 for a project.
+    /// `get-project-info` for a project.
     ProjectInfo {
         /// The project.
         project: i64,

@@ -530,7 +530,7 @@ impl Crawl {
     }
 
     async fn handle(&mut self, job: Job, pass: Pass, result: Result<Done, Failure>) {
-        // Operation 7 lists the current user's projects: an API key has no user.
+        // list-user-projects lists the current user's projects: an API key has no user.
         if job == Job::ProjectList(Operation::ListProjects) && self.has_jwt {
             self.spawn(Job::ProjectList(Operation::ListUserProjects));
         }

@@ -163,9 +163,9 @@ struct Seen {
     scopes: HashMap<&'static str, HashSet<String>>,
 }
 
-/// A second write of an entity in one run (operations 5 and 7 both list a
-/// project, with its children) was compared once already: counting it again
-/// made a first sync into an empty mirror report unchanged rows.
+/// A second write of an entity in one run (list-projects and list-user-projects
+/// both list a project, with its children) was compared once already: counting it
+/// again made a first sync into an empty mirror report unchanged rows.
 fn count_once(mut stats: WriteStats, first: bool) -> WriteStats {
     if !first {
         stats.unchanged = 0;

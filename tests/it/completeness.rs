@@ -24,7 +24,7 @@ async fn served_world() -> (SandboxHandle, Shape) {
     (start(world).await, shape)
 }
 
-/// Operation 6 of `project` answers `success: false` from now on.
+/// `get-project-info` of `project` answers `success: false` from now on.
 async fn fail_info(sb: &SandboxHandle, project: i64) {
     let body = br#"{"success":false,"error":"information unavailable"}"#.to_vec();
     set_override(sb, &project_info_path(project, None), 200, body).await;
@@ -247,7 +247,7 @@ async fn the_default_hard_cases_attribute_twin_profiles_and_flag_a_never_served_
         (&row["organization_id"], &row["complete"]),
         (&Value::from(org::DEV_TWIN_A), &Value::Bool(true))
     );
-    // 299903 was deleted before the first sync and operation 6 answers 404: expected
+    // 299903 was deleted before the first sync and get-project-info answers 404: expected
     // (the run succeeded), but its compute is unknown, so organization 902's sum is a
     // lower bound.
     let gone = project_row(&dir, project::DELETED_GONE);

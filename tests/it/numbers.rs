@@ -312,8 +312,8 @@ async fn busiest_user(sb: &SandboxHandle, conn: &rusqlite::Connection) -> (i64, 
         "SELECT user_id FROM daily_metrics GROUP BY user_id ORDER BY COUNT(*) DESC, user_id LIMIT 1",
     );
     let path = whitelabel_user_path(sb.info.whitelabel_organization_id, user);
-    let body: Value =
-        serde_json::from_str(&common::served(sb, &path).await).expect("operation 2 is JSON");
+    let body: Value = serde_json::from_str(&common::served(sb, &path).await)
+        .expect("get-whitelabel-user answers JSON");
     (user, path, body)
 }
 
@@ -418,8 +418,8 @@ async fn a_departed_user_takes_their_trials_and_organization_summaries_along() {
 
     // The organization no longer lists the user: nobody lists them any more.
     let path = organization_path(org);
-    let mut body: Value =
-        serde_json::from_str(&common::served(&sb, &path).await).expect("operation 1");
+    let mut body: Value = serde_json::from_str(&common::served(&sb, &path).await)
+        .expect("get-organization answers JSON");
     let members = body["organization"]["users"]
         .as_array_mut()
         .expect("members");

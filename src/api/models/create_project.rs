@@ -1,4 +1,4 @@
-//! Operation 8: creating a project in the white label context.
+//! `create-project`: creating a project in the white label context.
 
 use super::envelope::impl_api_response;
 use crate::api::secret::Secret;

@@ -150,8 +150,8 @@ pub struct OrganizationResponse {
     pub whitelabel_id: Option<i64>,
 }
 
-/// Response of operations 3 (`GET /v1/api/organizations`) and 4
-/// (`GET /v1/api/users/{userId}/organizations`).
+/// Response of `list-organizations` (`GET /v1/api/organizations`) and
+/// `list-user-organizations` (`GET /v1/api/users/{userId}/organizations`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OrganizationListResponse {
@@ -164,7 +164,7 @@ pub struct OrganizationListResponse {
     pub organizations: Vec<Organization>,
 }
 
-/// Operation 3 read for discovery only: the organizations' ids, nothing else.
+/// `list-organizations` read for discovery only: the organizations' ids, nothing else.
 ///
 /// With a JWT on a large white label the full list is tens of megabytes (every
 /// organization with its members and projects); the sync needs only the ids (each
@@ -190,7 +190,7 @@ pub struct IdOnly {
     pub id: Option<i64>,
 }
 
-/// Operation 4 read for the mirror's links: each organization's id and name.
+/// `list-user-organizations` read for the mirror's links: each organization's id and name.
 ///
 /// The answer repeats every organization whole (members, projects) for every user
 /// who can reach it: much of a large sync's JSON. The links table needs two

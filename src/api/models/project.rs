@@ -84,7 +84,8 @@ pub struct Project {
     pub scheduled_full_deletion_date: Option<Timestamp>,
 }
 
-/// Response of operations 5 (`GET /v1/api/projects`) and 7 (`GET /v1/api/user/projects`).
+/// Response of `list-projects` (`GET /v1/api/projects`) and `list-user-projects`
+/// (`GET /v1/api/user/projects`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectListResponse {
