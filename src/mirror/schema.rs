@@ -206,7 +206,9 @@ fn v5() -> String {
 /// from this index, which holds just those columns in key order, a quarter of that
 /// (64 MB), and the report's reads cost a tenth less CPU (the page copies in the
 /// kernel). A sync pays one more B-tree, written at its right edge (rows arrive in key
-/// order). Index only: the tables are unchanged.
+/// order): inserting a large mirror's 1.3 M rows costs about 0.5 s more CPU (a
+/// sixteenth of its first sync) and the file grows by 73 MB (445 MB before). Index
+/// only: the tables are unchanged.
 fn v6() -> String {
     "CREATE INDEX daily_metrics_compute ON daily_metrics (user_id, day, valid_from, \
      removed_at, cpu_compute_time_seconds, gpu_compute_time_seconds, compute_time_seconds);\n"
