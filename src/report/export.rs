@@ -16,7 +16,6 @@ use polars::prelude::{
     StaticArray, StringType,
 };
 use sha2::{Digest, Sha256};
-use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -314,7 +313,7 @@ fn write_csv<W: Write>(
         .buffer_capacity(64 * 1024)
         .from_writer(out);
     w.write_record(names)?;
-    let mut field = String::new();
+    let mut field: Vec<u8> = Vec::new();
     let mut digits = [0u8; 20];
     for r in 0..rows {
         for col in cols {
@@ -322,13 +321,13 @@ fn write_csv<W: Write>(
             match col {
                 Cells::Int(v) => {
                     if let Some(n) = v.get(r) {
-                        field.push_str(int_text(n, &mut digits));
+                        field.extend_from_slice(int_text(n, &mut digits));
                     }
                 }
                 Cells::Float(v) => {
                     if let Some(f) = v.get(r).filter(|f| f.is_finite()) {
                         if let Some(n) = integral(f) {
-                            field.push_str(int_text(n, &mut digits));
+                            field.extend_from_slice(int_text(n, &mut digits));
                         } else {
                             // `Display` never uses an exponent: whole numbers beyond
                             // i64 come out as plain digits too.
@@ -338,17 +337,17 @@ fn write_csv<W: Write>(
                 }
                 Cells::Bool(v) => {
                     if let Some(b) = v.get(r) {
-                        field.push_str(if b { "true" } else { "false" });
+                        field.extend_from_slice(if b { b"true" } else { b"false" });
                     }
                 }
                 Cells::Str(v) => {
                     if let Some(s) = v.get(r) {
-                        field.push_str(s);
+                        field.extend_from_slice(s.as_bytes());
                     }
                 }
                 Cells::Null => {}
             }
-            w.write_field(field.as_bytes())?;
+            w.write_field(&field)?;
         }
         w.write_record(None::<&[u8]>)?;
     }
@@ -375,15 +374,15 @@ fn write_json_float<W: Write>(
 ) -> Result<(), serde_json::Error> {
     let io = serde_json::Error::io;
     match integral(f) {
-        Some(n) => out.write_all(int_text(n, digits).as_bytes()).map_err(io),
+        Some(n) => out.write_all(int_text(n, digits)).map_err(io),
         None if f.fract() == 0.0 => write!(out, "{f}").map_err(io),
         None => serde_json::to_writer(out, &f),
     }
 }
 
-/// Decimal text of an integer in `buf` (formatting through `fmt` costs more than the
-/// rest of a cell's output).
-fn int_text(n: i64, buf: &mut [u8; 20]) -> &str {
+/// Decimal text of an integer in `buf`, as bytes (formatting through `fmt` costs more
+/// than the rest of a cell's output, and checking the digits are UTF-8 a tenth of it).
+fn int_text(n: i64, buf: &mut [u8; 20]) -> &[u8] {
     let mut i = buf.len();
     let negative = n < 0;
     let mut m = n.unsigned_abs();
@@ -399,7 +398,7 @@ fn int_text(n: i64, buf: &mut [u8; 20]) -> &str {
         i -= 1;
         buf[i] = b'-';
     }
-    std::str::from_utf8(&buf[i..]).unwrap_or("0")
+    &buf[i..]
 }
 
 fn write_json<W: Write>(
@@ -430,7 +429,7 @@ fn write_json<W: Write>(
             line.push(b':');
             match col {
                 Cells::Int(v) => match v.get(r) {
-                    Some(n) => line.extend_from_slice(int_text(n, &mut digits).as_bytes()),
+                    Some(n) => line.extend_from_slice(int_text(n, &mut digits)),
                     None => line.extend_from_slice(b"null"),
                 },
                 Cells::Float(v) => match v.get(r).filter(|f| f.is_finite()) {
@@ -581,7 +580,7 @@ mod tests {
             i64::MIN,
             -1_000_000_000_000,
         ] {
-            assert_eq!(int_text(n, &mut buf), n.to_string());
+            assert_eq!(int_text(n, &mut buf), n.to_string().as_bytes());
         }
         assert_eq!(integral(3.0), Some(3));
         assert_eq!(integral(-2.0), Some(-2));
