@@ -583,17 +583,11 @@ impl Client {
         body: Option<Vec<u8>>,
     ) -> Result<Fetched<T>, ApiError> {
         let sent = self.send(operation, path, body).await?;
+        if sent.status != 200 {
+            return Err(self.refusal(operation, sent).await);
+        }
         let raw = self.read_body(operation, &sent.url, sent.response).await?;
         let url = sent.url;
-        if sent.status != 200 {
-            return Err(ApiError::Http {
-                op: operation,
-                url,
-                status: sent.status,
-                excerpt: excerpt(&raw),
-                retry_after: sent.retry_after,
-            });
-        }
         let value: T = parse_json(&raw).map_err(|e| ApiError::Decode {
             op: operation,
             url: url.clone(),
@@ -633,18 +627,11 @@ impl Client {
         P: Tap,
     {
         let sent = self.send(operation, path, None).await?;
+        if sent.status != 200 {
+            return Err(self.refusal(operation, sent).await);
+        }
         let url = sent.url;
         let mut response = sent.response;
-        if sent.status != 200 {
-            let raw = self.read_body(operation, &url, response).await?;
-            return Err(ApiError::Http {
-                op: operation,
-                url,
-                status: sent.status,
-                excerpt: excerpt(&raw),
-                retry_after: sent.retry_after,
-            });
-        }
         let list = List {
             operation,
             url,
@@ -704,6 +691,21 @@ impl Client {
         }
         let head = reader.head().to_vec();
         list.ended(end, &head, reader.into_tap(), bytes)
+    }
+
+    /// The error of an answer other than 200, with an excerpt of its body.
+    async fn refusal(&self, operation: Operation, sent: Sent<'_>) -> ApiError {
+        let raw = match self.read_body(operation, &sent.url, sent.response).await {
+            Ok(raw) => raw,
+            Err(error) => return error,
+        };
+        ApiError::Http {
+            op: operation,
+            url: sent.url,
+            status: sent.status,
+            excerpt: excerpt(&raw),
+            retry_after: sent.retry_after,
+        }
     }
 
     /// Sends a request once its permit and pace allow: the response's status and

@@ -131,7 +131,9 @@ where
     type Value = usize;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list or null")
+        // serde's own words for a vector, so errors read as they did when lists
+        // were parsed whole.
+        f.write_str("a sequence")
     }
 
     fn visit_none<E: de::Error>(self) -> Result<usize, E> {

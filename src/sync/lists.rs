@@ -84,59 +84,60 @@ where
     })
 }
 
-/// Operation 3 for discovery: the organizations' ids.
-pub async fn organization_ids(client: &Client) -> Result<(Listed, Vec<i64>), Failure> {
-    let kept: Shared<i64> = Shared::default();
+/// A list of which little is kept per element (an id, or an id and a name), read
+/// without a thread of its own when it is small.
+async fn kept_list<T, E>(
+    client: &Client,
+    operation: Operation,
+    path: &str,
+    keep: fn(Vec<T>, &mut Vec<E>),
+) -> Result<(Listed, Vec<E>), Failure>
+where
+    T: serde::de::DeserializeOwned + 'static,
+    E: Send + 'static,
+{
+    let kept: Shared<E> = Shared::default();
     let sink = {
         let kept = Arc::clone(&kept);
-        move |batch: Vec<IdOnly>| {
+        move |batch: Vec<T>| {
             let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
-            kept.items.extend(batch.iter().filter_map(|o| o.id));
+            keep(batch, &mut kept.items);
         }
     };
-    let listed = stream(
+    let sink = Sink {
+        sink,
+        may_block: false,
+    };
+    let listed = stream(client, operation, path, "organizations", SMALL_BATCH, sink).await?;
+    Ok((listed, take(&kept).items))
+}
+
+/// Operation 3 for discovery: the organizations' ids.
+pub async fn organization_ids(client: &Client) -> Result<(Listed, Vec<i64>), Failure> {
+    kept_list(
         client,
         Operation::ListOrganizations,
         op::ORGANIZATIONS_PATH,
-        "organizations",
-        SMALL_BATCH,
-        Sink {
-            sink,
-            may_block: false,
-        },
+        |batch: Vec<IdOnly>, ids| ids.extend(batch.iter().filter_map(|o| o.id)),
     )
-    .await?;
-    Ok((listed, take(&kept).items))
+    .await
 }
 
 /// Operation 4 for the mirror: the user's organization links (id and name each;
 /// the rest of every organization stays in the raw body only).
 pub async fn user_organizations(client: &Client, user: i64) -> Result<(Listed, DocRows), Failure> {
-    let kept: Shared<OrganizationLink> = Shared::default();
-    let sink = {
-        let kept = Arc::clone(&kept);
-        move |batch: Vec<OrganizationLink>| {
-            let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
-            kept.items.extend(batch);
-        }
-    };
     let path = op::user_organizations_path(user);
-    let listed = stream(
+    let (listed, organizations) = kept_list(
         client,
         Operation::ListUserOrganizations,
         &path,
-        "organizations",
-        SMALL_BATCH,
-        Sink {
-            sink,
-            may_block: false,
-        },
+        |batch: Vec<OrganizationLink>, links| links.extend(batch),
     )
     .await?;
     let links = OrganizationLinkList {
         success: true,
         error: None,
-        organizations: take(&kept).items,
+        organizations,
     };
     Ok((listed, rows::user_organizations(user, &links)))
 }
