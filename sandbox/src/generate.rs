@@ -101,6 +101,7 @@ fn sizes(profile: Profile) -> Sizes {
         Profile::Small => (1, 14, 6, 5, 100, 150),
         Profile::Medium => (2, 150, 30, 48, 2_000, 3_000),
         Profile::Large => (2, 380, 60, 118, 5_000, 10_000),
+        Profile::Xlarge => (2, 3_800, 600, 1_198, 50_000, 100_000),
     };
     Sizes {
         white_labels,
@@ -1359,6 +1360,18 @@ mod tests {
             };
             assert_eq!(w.white_labels.len(), wl);
         }
+    }
+
+    /// Ten times `large`, still generated in seconds: daily metrics are computed
+    /// while they are served, never stored.
+    #[test]
+    fn xlarge_profile_is_ten_times_large() {
+        let w = generate(Profile::Xlarge, 7, date());
+        let (o, u, p) = counts(&w);
+        assert!((4_300..=5_700).contains(&o), "orgs {o}");
+        assert!((43_000..=57_000).contains(&u), "users {u}");
+        assert!((88_000..=112_000).contains(&p), "projects {p}");
+        assert_eq!(w.white_labels.len(), 2);
     }
 
     #[test]

@@ -102,6 +102,9 @@ pub enum Profile {
     Medium,
     /// About 500 organizations, 5,000 users, 10,000 projects.
     Large,
+    /// About 5,000 organizations, 50,000 users, 100,000 projects (ten times `large`;
+    /// a sync moves over 10 GB of JSON).
+    Xlarge,
 }
 
 #[derive(Debug, Clone)]

@@ -988,6 +988,7 @@ async fn hammer(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throughput() {
     let profile = match std::env::var("SANDBOX_BENCH_PROFILE").as_deref() {
+        Ok("xlarge") => Profile::Xlarge,
         Ok("large") => Profile::Large,
         Ok("medium") => Profile::Medium,
         Ok("small") => Profile::Small,
@@ -1081,6 +1082,7 @@ fn profile_stats() {
         Profile::Small,
         Profile::Medium,
         Profile::Large,
+        Profile::Xlarge,
     ] {
         let t = Instant::now();
         let w = generate::generate(profile, 1, date());

@@ -8,6 +8,7 @@
 //! server's `Date` (the sync's observation time).
 
 use crate::api::error::ApiError;
+use crate::api::list_stream::{ChunkReader, ListEnd, Tap, parse_list};
 use crate::api::models::{
     ApiResponse, CreateProjectRequest, CreateProjectResponse, OrganizationIdList,
     OrganizationLinkList, OrganizationListResponse, OrganizationResponse, ProjectInfoResponse,
@@ -94,6 +95,107 @@ pub struct Fetched<T> {
     pub server_time: Option<DateTime<Utc>>,
     /// Attempts it took (1 = first try).
     pub attempts: u32,
+}
+
+/// What takes the elements of a list read by [`Client::stream_list`].
+#[derive(Debug)]
+pub struct Sink<F> {
+    /// Called with each batch of elements.
+    pub sink: F,
+    /// Whether it may block the thread it runs on.
+    pub may_block: bool,
+}
+
+/// A list document read as a stream by [`Client::stream_list`].
+#[derive(Debug)]
+pub struct Streamed<P> {
+    /// The tap every byte of the body went through.
+    pub tap: P,
+    /// Elements handed on.
+    pub elements: usize,
+    /// Size of the body.
+    pub bytes: usize,
+    /// The server's `Date` header, when it sent a valid one.
+    pub server_time: Option<DateTime<Utc>>,
+    /// Attempts it took (1 = first try).
+    pub attempts: u32,
+}
+
+/// Body chunks (tens of kilobytes each) queued between the download and the
+/// parser of a streamed list.
+const STREAM_CHUNKS: usize = 8;
+
+/// Bodies of streamed lists up to this size (as their `Content-Length` says) are
+/// read whole and parsed in place when their sink does not block: a list of one
+/// user's organizations is a few kilobytes.
+const PARSE_IN_PLACE: usize = 256 << 10;
+
+/// A list document being read.
+struct List {
+    operation: Operation,
+    url: String,
+    server_time: Option<DateTime<Utc>>,
+}
+
+impl List {
+    /// The answer once the parser is done: `head` is the body's start, to
+    /// describe a body that is not JSON.
+    fn ended<P>(
+        self,
+        end: Result<ListEnd, serde_json::Error>,
+        head: &[u8],
+        tap: P,
+        bytes: usize,
+    ) -> Result<Streamed<P>, ApiError> {
+        let end = end.map_err(|e| ApiError::Decode {
+            op: self.operation,
+            url: self.url.clone(),
+            detail: decode_detail(head, &e),
+        })?;
+        if !end.success {
+            return Err(ApiError::Unsuccessful {
+                op: self.operation,
+                url: self.url,
+                message: end.error.unwrap_or_else(|| "(no error text)".into()),
+            });
+        }
+        Ok(Streamed {
+            tap,
+            elements: end.elements,
+            bytes,
+            server_time: self.server_time,
+            attempts: 1,
+        })
+    }
+}
+
+/// Parses a list into `sink`.
+fn consume<T, F, R>(
+    sink: &std::sync::Mutex<F>,
+    reader: R,
+    field: &str,
+    batch: usize,
+) -> Result<ListEnd, serde_json::Error>
+where
+    T: DeserializeOwned,
+    F: FnMut(Vec<T>),
+    R: std::io::Read,
+{
+    match sink.lock() {
+        Ok(mut sink) => parse_list::<T, _, _>(reader, field, batch, &mut *sink),
+        // Only a panic in an earlier attempt's sink poisons it.
+        Err(_) => Err(serde::de::Error::custom("the list's consumer failed")),
+    }
+}
+
+/// A response whose body is still to be read, with its concurrency permit.
+struct Sent<'a> {
+    _permit: tokio::sync::SemaphorePermit<'a>,
+    response: reqwest::Response,
+    url: String,
+    status: u16,
+    server_time: Option<DateTime<Utc>>,
+    retry_after: Option<u64>,
 }
 
 /// Requests and bytes, counted across all calls of a client (retries included).
@@ -329,6 +431,68 @@ impl Client {
         operation: Operation,
         path: String,
     ) -> Result<Fetched<T>, Failure> {
+        let (mut fetched, attempts) = self
+            .retrying(operation, &path, || async {
+                let fetched = self.attempt::<T>(operation, &path, None).await?;
+                let size = fetched.raw.len();
+                Ok((fetched, size))
+            })
+            .await?;
+        fetched.attempts = attempts;
+        Ok(fetched)
+    }
+
+    /// A list document read as a stream (see [`crate::api::list_stream`]): the
+    /// elements of its `field` go to `sink` in batches of `batch` while the body
+    /// arrives, and every byte of the body passes through a new tap `P` (one per
+    /// attempt), which comes back with the answer. A retried list is handed on
+    /// again from its start. The body-size limit does not apply: no streamed body
+    /// is held whole. A `sink` that may block (sending to a bounded queue) always
+    /// runs on a thread of its own; one that does not may run on the runtime's
+    /// worker, for a body too small to be worth a thread.
+    pub async fn stream_list<T, F, P>(
+        &self,
+        operation: Operation,
+        path: &str,
+        field: &'static str,
+        batch: usize,
+        sink: Sink<F>,
+    ) -> Result<Streamed<P>, Failure>
+    where
+        T: DeserializeOwned + 'static,
+        F: FnMut(Vec<T>) + Send + 'static,
+        P: Tap + Default,
+    {
+        let in_place_max = if sink.may_block { 0 } else { PARSE_IN_PLACE };
+        let sink = Arc::new(std::sync::Mutex::new(sink.sink));
+        let (mut streamed, attempts) = self
+            .retrying(operation, path, || {
+                let (sink, tap) = (Arc::clone(&sink), P::default());
+                async move {
+                    let streamed = self
+                        .attempt_stream(operation, path, (field, batch, in_place_max), sink, tap)
+                        .await?;
+                    let size = streamed.bytes;
+                    Ok((streamed, size))
+                }
+            })
+            .await?;
+        streamed.attempts = attempts;
+        Ok(streamed)
+    }
+
+    /// Runs `attempt` until it succeeds, a failure is final or the retries run
+    /// out; returns its answer and the attempts made. `attempt` also returns the
+    /// size of the good answer's body (the outage probe prefers small documents).
+    async fn retrying<R, Fut>(
+        &self,
+        operation: Operation,
+        path: &str,
+        mut attempt: impl FnMut() -> Fut,
+    ) -> Result<(R, u32), Failure>
+    where
+        Fut: std::future::Future<Output = Result<(R, usize), ApiError>>,
+    {
         // Attempts made, and retries spent: a failure while the service is down
         // is the outage's and costs the document none.
         let (mut attempts, mut retries) = (0, 0);
@@ -337,18 +501,17 @@ impl Client {
                 .await
                 .map_err(|error| Failure { error, attempts })?;
             attempts += 1;
-            let error = match self.attempt(operation, &path, None).await {
-                Ok(mut fetched) => {
-                    self.gate.answered(&path, Some(fetched.raw.len()));
-                    fetched.attempts = attempts;
-                    return Ok(fetched);
+            let error = match attempt().await {
+                Ok((answer, size)) => {
+                    self.gate.answered(path, Some(size));
+                    return Ok((answer, attempts));
                 }
                 Err(error) => error,
             };
             let outage = if error.points_to_outage() {
-                self.gate.failed(&path, &cause(&error))
+                self.gate.failed(path, &cause(&error))
             } else {
-                self.gate.answered(&path, None);
+                self.gate.answered(path, None);
                 false
             };
             if !error.is_retryable() || (!outage && retries >= self.cfg.backoff.max_retries) {
@@ -419,7 +582,141 @@ impl Client {
         path: &str,
         body: Option<Vec<u8>>,
     ) -> Result<Fetched<T>, ApiError> {
-        let _permit = self
+        let sent = self.send(operation, path, body).await?;
+        if sent.status != 200 {
+            return Err(self.refusal(operation, sent).await);
+        }
+        let raw = self.read_body(operation, &sent.url, sent.response).await?;
+        let url = sent.url;
+        let value: T = parse_json(&raw).map_err(|e| ApiError::Decode {
+            op: operation,
+            url: url.clone(),
+            detail: decode_detail(&raw, &e),
+        })?;
+        if !value.success() {
+            return Err(ApiError::Unsuccessful {
+                op: operation,
+                url,
+                message: value.error_text().unwrap_or("(no error text)").to_string(),
+            });
+        }
+        Ok(Fetched {
+            value,
+            raw,
+            server_time: sent.server_time,
+            attempts: 1,
+        })
+    }
+
+    /// One HTTP exchange of a list read as a stream: the body's chunks go to a
+    /// parser on a thread of its own through a small channel, so the download
+    /// waits for the parser and its sink, and neither holds more than a few
+    /// chunks. A body that says it is small is read whole and parsed in place: a
+    /// thread for it would cost more than its bytes.
+    async fn attempt_stream<T, F, P>(
+        &self,
+        operation: Operation,
+        path: &str,
+        (field, batch, in_place_max): (&'static str, usize, usize),
+        sink: Arc<std::sync::Mutex<F>>,
+        mut tap: P,
+    ) -> Result<Streamed<P>, ApiError>
+    where
+        T: DeserializeOwned + 'static,
+        F: FnMut(Vec<T>) + Send + 'static,
+        P: Tap,
+    {
+        let sent = self.send(operation, path, None).await?;
+        if sent.status != 200 {
+            return Err(self.refusal(operation, sent).await);
+        }
+        let url = sent.url;
+        let mut response = sent.response;
+        let list = List {
+            operation,
+            url,
+            server_time: sent.server_time,
+        };
+        if response
+            .content_length()
+            .is_some_and(|n| n <= in_place_max as u64)
+        {
+            let raw = self.read_body(operation, &list.url, response).await?;
+            tap.feed(&raw);
+            let end = consume(&sink, &raw[..], field, batch);
+            return list.ended(end, &raw, tap, raw.len());
+        }
+        let (chunks, received) = tokio::sync::mpsc::channel(STREAM_CHUNKS);
+        let (parsed, parser) = tokio::sync::oneshot::channel();
+        // A thread of its own rather than the runtime's blocking pool: the pool
+        // keeps idle threads, each with its allocator's cached pages, and those
+        // cost more memory than a list's whole parse.
+        std::thread::Builder::new()
+            .name("orgledger-list".into())
+            .spawn(move || {
+                let mut reader = ChunkReader::new(received, tap);
+                let end = consume(&sink, &mut reader, field, batch);
+                let _ = parsed.send((end, reader));
+            })
+            .map_err(|e| ApiError::Setup(format!("cannot start the list parser: {e}")))?;
+        let mut bytes = 0;
+        let mut transport = None;
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    bytes += chunk.len();
+                    self.traffic
+                        .bytes
+                        .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+                    // A parser that stopped (a broken document) takes no more.
+                    if chunks.send(chunk).await.is_err() {
+                        break;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    transport = Some(self.transport_error(operation, &list.url, e));
+                    break;
+                }
+            }
+        }
+        drop(chunks);
+        let (end, reader) = parser
+            .await
+            .map_err(|_| ApiError::Setup("the list parser stopped".into()))?;
+        // A body cut off by the connection reads as broken JSON: the transport's
+        // error is the cause.
+        if let Some(error) = transport {
+            return Err(error);
+        }
+        let head = reader.head().to_vec();
+        list.ended(end, &head, reader.into_tap(), bytes)
+    }
+
+    /// The error of an answer other than 200, with an excerpt of its body.
+    async fn refusal(&self, operation: Operation, sent: Sent<'_>) -> ApiError {
+        let raw = match self.read_body(operation, &sent.url, sent.response).await {
+            Ok(raw) => raw,
+            Err(error) => return error,
+        };
+        ApiError::Http {
+            op: operation,
+            url: sent.url,
+            status: sent.status,
+            excerpt: excerpt(&raw),
+            retry_after: sent.retry_after,
+        }
+    }
+
+    /// Sends a request once its permit and pace allow: the response's status and
+    /// headers, its body still unread (the permit is held until the body is read).
+    async fn send(
+        &self,
+        operation: Operation,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<Sent<'_>, ApiError> {
+        let permit = self
             .permits
             .acquire()
             .await
@@ -464,33 +761,13 @@ impl Client {
         } else {
             self.throttle.accepted();
         }
-        let raw = self.read_body(operation, &url, response).await?;
-        if status != 200 {
-            return Err(ApiError::Http {
-                op: operation,
-                url: url.clone(),
-                status,
-                excerpt: excerpt(&raw),
-                retry_after,
-            });
-        }
-        let value: T = parse_json(&raw).map_err(|e| ApiError::Decode {
-            op: operation,
-            url: url.clone(),
-            detail: decode_detail(&raw, &e),
-        })?;
-        if !value.success() {
-            return Err(ApiError::Unsuccessful {
-                op: operation,
-                url,
-                message: value.error_text().unwrap_or("(no error text)").to_string(),
-            });
-        }
-        Ok(Fetched {
-            value,
-            raw,
+        Ok(Sent {
+            _permit: permit,
+            response,
+            url,
+            status,
             server_time,
-            attempts: 1,
+            retry_after,
         })
     }
 
@@ -655,11 +932,12 @@ fn decode_detail(raw: &[u8], error: &serde_json::Error) -> String {
         );
     }
     match std::str::from_utf8(raw) {
-        Err(utf8) => format!(
+        // A character cut off at the end may be the end of a body's start only.
+        Err(utf8) if utf8.error_len().is_some() => format!(
             "{error} (the body is not valid UTF-8: bad byte at offset {})",
             utf8.valid_up_to()
         ),
-        Ok(_) => error.to_string(),
+        _ => error.to_string(),
     }
 }
 

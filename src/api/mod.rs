@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod error;
+pub mod list_stream;
 pub(crate) mod metrics_scan;
 pub mod models;
 pub mod operation;
@@ -13,7 +14,7 @@ pub(crate) mod secret_scrub;
 pub mod throttle;
 pub(crate) mod tolerant;
 
-pub use client::{Client, ClientConfig, Credentials, Failure, Fetched};
+pub use client::{Client, ClientConfig, Credentials, Failure, Fetched, Sink, Streamed};
 pub use error::ApiError;
 pub use operation::Operation;
 pub use tolerant::{DatedTimestamp, Timestamp, TimestampParseError};

@@ -304,7 +304,7 @@ async fn measure_sync(bench: &Bench, first: &FirstSync, figures: &mut Figures) -
         "worker CPU: {cpu:.2} s for {mb:.1} MB = {:.2} s per 100 MB (target < 1)",
         cpu / mb * 100.0
     );
-    println!("worker peak memory: {peak:.0} MB (target < 200)");
+    println!("worker peak memory: {peak:.0} MB (target < 100)");
     println!(
         "re-sync of the unchanged world: {:.2} s, rows rewritten: {rewritten} (target 0)",
         again.elapsed.as_secs_f64()

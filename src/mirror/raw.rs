@@ -15,8 +15,8 @@ use rusqlite::functions::FunctionFlags;
 pub struct Encoded {
     /// `lz4`: LZ4 block with the uncompressed size prepended.
     pub encoding: &'static str,
-    /// The stored bytes.
-    pub body: Vec<u8>,
+    /// The stored bytes, in pieces.
+    pub body: Pieces,
     /// 16-byte digest of the uncompressed body (unchanged digest: nothing is written).
     pub hash: Vec<u8>,
     /// Size of the body as received, in bytes.
@@ -27,9 +27,120 @@ pub struct Encoded {
 pub fn encode(raw: &[u8]) -> Encoded {
     Encoded {
         encoding: "lz4",
-        body: compress(raw),
+        body: Pieces(vec![compress(raw)]),
         hash: xxhash_rust::xxh3::xxh3_128(raw).to_le_bytes().to_vec(),
         size: raw.len(),
+    }
+}
+
+/// Stored bytes in pieces: a compressed list of tens of megabytes is kept as
+/// pieces of [`PIECE`] bytes, so it never needs one block of its size (growing one
+/// by doubling copies it and holds up to twice its size), and is written into its
+/// row piece by piece.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pieces(pub Vec<Vec<u8>>);
+
+/// Size of the pieces a streamed body is compressed into.
+pub const PIECE: usize = 1 << 20;
+
+impl Pieces {
+    /// Bytes in all pieces.
+    pub fn len(&self) -> usize {
+        self.0.iter().map(Vec::len).sum()
+    }
+
+    /// The bytes as one block.
+    #[cfg(test)]
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.0.concat()
+    }
+}
+
+impl std::io::Write for Pieces {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.last().is_none_or(|last| last.len() == PIECE) {
+            self.0.push(Vec::with_capacity(PIECE));
+        }
+        let Some(last) = self.0.last_mut() else {
+            return Ok(0);
+        };
+        let n = buf.len().min(PIECE - last.len());
+        last.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A body encoded as it passes, chunk by chunk: a list read as a stream is never
+/// whole in memory, and neither is its body. It is stored as an LZ4 frame
+/// (`lz4-frame`, the format of the `lz4` command), which is written block by block.
+pub struct StreamEncoder {
+    frame: lz4_flex::frame::FrameEncoder<Pieces>,
+    hash: xxhash_rust::xxh3::Xxh3,
+    size: usize,
+    failed: Option<std::io::Error>,
+}
+
+impl Default for StreamEncoder {
+    fn default() -> Self {
+        StreamEncoder {
+            frame: lz4_flex::frame::FrameEncoder::new(Pieces::default()),
+            hash: xxhash_rust::xxh3::Xxh3::new(),
+            size: 0,
+            failed: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for StreamEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamEncoder")
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A body that could not be encoded for storage.
+#[derive(Debug, thiserror::Error)]
+#[error("the body could not be compressed for storage: {0}")]
+pub struct EncodeError(String);
+
+impl crate::api::list_stream::Tap for StreamEncoder {
+    fn feed(&mut self, chunk: &[u8]) {
+        use std::io::Write;
+        self.hash.update(chunk);
+        self.size += chunk.len();
+        if self.failed.is_none()
+            && let Err(e) = self.frame.write_all(chunk)
+        {
+            self.failed = Some(e);
+        }
+    }
+}
+
+impl StreamEncoder {
+    /// The whole body, encoded; its digest is the one [`encode`] gives the same bytes.
+    pub fn finish(self) -> Result<Encoded, EncodeError> {
+        if let Some(e) = self.failed {
+            return Err(EncodeError(e.to_string()));
+        }
+        let mut body = self
+            .frame
+            .finish()
+            .map_err(|e| EncodeError(e.to_string()))?;
+        // The last piece only is partly filled.
+        if let Some(last) = body.0.last_mut() {
+            last.shrink_to_fit();
+        }
+        Ok(Encoded {
+            encoding: "lz4-frame",
+            body,
+            hash: self.hash.digest128().to_le_bytes().to_vec(),
+            size: self.size,
+        })
     }
 }
 
@@ -91,6 +202,17 @@ pub fn decode(encoding: &str, body: &[u8]) -> Result<Vec<u8>, DecodeError> {
             encoding: encoding.into(),
             reason: e.to_string(),
         }),
+        "lz4-frame" => {
+            use std::io::Read;
+            let mut out = Vec::new();
+            lz4_flex::frame::FrameDecoder::new(body)
+                .read_to_end(&mut out)
+                .map(|_| out)
+                .map_err(|e| DecodeError {
+                    encoding: encoding.into(),
+                    reason: e.to_string(),
+                })
+        }
         "json" => Ok(body.to_vec()),
         other => Err(DecodeError {
             encoding: other.into(),
@@ -130,21 +252,50 @@ mod tests {
             encoded.body.len()
         );
         assert_eq!(
-            decode(encoded.encoding, &encoded.body).expect("decodes"),
+            decode(encoded.encoding, &encoded.body.to_vec()).expect("decodes"),
             body
         );
         // The scratch-buffer path writes what lz4_flex's own helper writes, also
         // after a larger body left bytes in the buffer.
         for raw in [&body[..], b"{}", &body[..7]] {
-            assert_eq!(encode(raw).body, lz4_flex::compress_prepend_size(raw));
+            assert_eq!(
+                encode(raw).body.to_vec(),
+                lz4_flex::compress_prepend_size(raw)
+            );
         }
         // A body too big for the scratch buffer: the same bytes, and no slack kept.
         let big = body.repeat((SCRATCH_MAX / body.len()) + 1);
         let encoded_big = encode(&big);
-        assert_eq!(encoded_big.body, lz4_flex::compress_prepend_size(&big));
-        assert_eq!(encoded_big.body.capacity(), encoded_big.body.len());
-        assert!(decode("zip", &encoded.body).is_err());
+        let piece = &encoded_big.body.0[0];
+        assert_eq!(piece, &lz4_flex::compress_prepend_size(&big));
+        assert_eq!(piece.capacity(), piece.len());
+        assert!(decode("zip", &encoded.body.to_vec()).is_err());
         assert!(decode("lz4", b"garbage").is_err());
+    }
+
+    #[test]
+    fn a_body_encoded_as_it_passes_decodes_and_digests_like_a_whole_one() {
+        let body =
+            br#"{"success":true,"projects":[{"id":1,"name":"Zo\u00eb"},{"id":2}]}"#.repeat(5000);
+        use crate::api::list_stream::Tap;
+        let mut stream = StreamEncoder::default();
+        for chunk in body.chunks(7777) {
+            stream.feed(chunk);
+        }
+        let streamed = stream.finish().expect("encodes");
+        let whole = encode(&body);
+        assert_eq!(
+            streamed.hash, whole.hash,
+            "an unchanged body is not rewritten"
+        );
+        assert_eq!(streamed.size, body.len());
+        assert!(streamed.body.len() * 5 < body.len());
+        assert!(streamed.body.0.iter().all(|p| p.len() <= PIECE));
+        assert_eq!(
+            decode(streamed.encoding, &streamed.body.to_vec()).expect("decodes"),
+            body
+        );
+        assert!(decode("lz4-frame", b"garbage").is_err());
     }
 
     #[test]
@@ -155,7 +306,7 @@ mod tests {
         let text: String = conn
             .query_row(
                 "SELECT raw_json(?1, ?2)",
-                rusqlite::params![encoded.encoding, encoded.body],
+                rusqlite::params![encoded.encoding, encoded.body.to_vec()],
                 |r| r.get(0),
             )
             .expect("query");

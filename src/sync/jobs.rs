@@ -4,8 +4,10 @@
 
 use crate::api::{ApiError, Client, Failure, Fetched, Operation};
 use crate::mirror::spec;
+use crate::sync::lists::{self, Listed};
 use crate::sync::rows::{self, DocRows};
-use crate::sync::writer::Doc;
+use crate::sync::writer::{Doc, WriterMsg};
+use tokio::sync::mpsc;
 
 /// A document to fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +123,22 @@ fn split<T>(f: Fetched<T>) -> (T, Meta) {
     (value, Meta { raw, server_time })
 }
 
+/// A list read as a stream: its body was encoded as it passed; a body that could
+/// not be is not stored, and says why in `sync_errors`.
+fn listed(job: Job, listed: Listed, mut rows: DocRows, follow: FollowUps) -> Done {
+    rows.problems.extend(listed.problem);
+    Done {
+        server_time: listed.server_time,
+        doc: Doc {
+            operation: job.operation().name(),
+            entity: job.entity(),
+            raw: listed.raw,
+            rows,
+        },
+        follow,
+    }
+}
+
 fn done(job: Job, meta: Meta, rows: DocRows, follow: FollowUps) -> Done {
     Done {
         server_time: meta.server_time,
@@ -151,7 +169,7 @@ fn kept(job: Job, project: i64) -> Done {
 }
 
 /// Ids of listed projects, with whether each is soft-deleted.
-fn project_ids(projects: &[crate::api::models::Project]) -> Vec<(i64, bool)> {
+pub(super) fn project_ids(projects: &[crate::api::models::Project]) -> Vec<(i64, bool)> {
     projects
         .iter()
         .filter_map(|p| Some((p.id?, p.deleted_date.is_some())))
@@ -181,17 +199,22 @@ fn is_gone(error: &ApiError) -> bool {
     }
 }
 
-/// Runs one job.
-pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, Failure> {
+/// Runs one job. `writer` takes the rows of a project list while the list is
+/// read; without one they come with the finished job.
+pub async fn run(
+    client: Client,
+    job: Job,
+    store_secrets: bool,
+    writer: Option<mpsc::Sender<WriterMsg>>,
+) -> Result<Done, Failure> {
     Ok(match job {
         Job::OrganizationList => {
-            let (value, meta) = split(client.list_organization_ids().await?);
-            let organizations = value.organizations.iter().filter_map(|o| o.id).collect();
+            let (list, organizations) = lists::organization_ids(&client).await?;
             let follow = FollowUps {
                 organizations,
                 ..FollowUps::default()
             };
-            done(job, meta, DocRows::default(), follow)
+            listed(job, list, DocRows::default(), follow)
         }
         Job::Organization(id) => {
             let (value, meta) = split(client.get_organization(id).await?);
@@ -221,24 +244,16 @@ pub async fn run(client: Client, job: Job, store_secrets: bool) -> Result<Done, 
             done(job, meta, rows, FollowUps::default())
         }
         Job::UserOrganizations(user) => {
-            let (value, meta) = split(client.list_user_organization_links(user).await?);
-            let rows = rows::user_organizations(user, &value);
-            done(job, meta, rows, FollowUps::default())
+            let (list, rows) = lists::user_organizations(&client, user).await?;
+            listed(job, list, rows, FollowUps::default())
         }
         Job::ProjectList(op) => {
-            let f = if op == Operation::ListUserProjects {
-                client.list_user_projects().await?
-            } else {
-                client.list_projects().await?
-            };
-            let (value, meta) = split(f);
-            let projects = project_ids(&value.projects);
-            let rows = rows::project_list(value.projects, op.name());
+            let (list, projects, rows) = lists::projects(&client, op, writer).await?;
             let follow = FollowUps {
                 projects,
                 ..FollowUps::default()
             };
-            done(job, meta, rows, follow)
+            listed(job, list, rows, follow)
         }
         Job::ProjectInfo { project, deleted } => {
             let mut f = match client.get_project_info(project, None).await {

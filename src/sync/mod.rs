@@ -15,6 +15,7 @@
 //! version, and makes the run `partial`.
 
 pub(crate) mod jobs;
+pub(crate) mod lists;
 pub(crate) mod progress;
 pub(crate) mod rows;
 pub(crate) mod writer;
@@ -208,7 +209,7 @@ async fn discover(
     client: &Client,
     shutdown: Option<&mut Shutdown>,
 ) -> Option<Result<Done, Failure>> {
-    let discovery = jobs::run(client.clone(), Job::OrganizationList, false);
+    let discovery = jobs::run(client.clone(), Job::OrganizationList, false, None);
     match shutdown {
         Some(stop) => tokio::select! {
             listing = discovery => Some(listing),
@@ -238,6 +239,9 @@ fn end_early(
     Ok(run.outcome(status, totals, errors))
 }
 
+/// The writer connection's page cache, in KiB.
+const SYNC_CACHE_KB: i64 = 8_000;
+
 /// Stamps the run with the server's time of discovery and hands the connection to
 /// the writer thread.
 fn start_writer(
@@ -254,6 +258,10 @@ fn start_writer(
         run_id,
         observed_at,
     };
+    // The writer appends at the B-trees' right edges and reads little back: a page
+    // cache of SYNC_CACHE_KB holds the pages it touches again, and the 32 MB other
+    // connections get would be a third of a sync's memory.
+    conn.pragma_update(None, "cache_size", -SYNC_CACHE_KB)?;
     // Small queues: the writer is the slower side on a fast network, so longer
     // queues would only hold more parsed documents in memory, not go faster.
     Ok(Writer::start(conn, stamp, client.concurrency()))
@@ -471,8 +479,14 @@ impl Crawl {
                 Pass::Second { .. } => self.second_pass.clone(),
             };
             let store_secrets = self.store_secrets;
-            self.tasks
-                .spawn(async move { (job, pass, jobs::run(client, job, store_secrets).await) });
+            let writer = Some(self.to_writer.clone());
+            self.tasks.spawn(async move {
+                (
+                    job,
+                    pass,
+                    jobs::run(client, job, store_secrets, writer).await,
+                )
+            });
         }
     }
 

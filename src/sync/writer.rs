@@ -5,7 +5,9 @@
 //! for whatever arrives within a short window (up to a limit of documents). Under
 //! load that gives large transactions (few commits); when the network is slow a
 //! document is committed at most the window after it arrives. A document is always
-//! applied whole inside one transaction, so a crash never leaves half of one.
+//! applied whole inside one transaction, so a crash never leaves half of one; a
+//! project list arrives as many partial documents of whole projects while it is
+//! read (see `lists.rs`), its raw body last.
 //!
 //! A transaction also ends once its documents add up to [`BATCH_BYTES`]: what one
 //! commit writes to the WAL, and what a crash or a full disk can take back, is then
@@ -14,14 +16,14 @@
 
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
 use crate::mirror::spec::TABLES;
-use crate::mirror::table::{RunStamp, TableSql, TableWriter, WriteStats, key_text};
+use crate::mirror::table::{KeyDigests, RunStamp, TableSql, TableWriter, WriteStats};
 use crate::mirror::{MirrorError, now_text};
 use crate::sync::rows::{DocRows, RowSet};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 /// The tables' prepared statements for one run, by table name.
 type Writers<'c> = HashMap<&'static str, TableWriter<'c>>;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
@@ -158,9 +160,9 @@ struct Batch {
 struct Seen {
     /// Keys of root rows, per table: what a complete run keeps (everything else
     /// is marked removed).
-    roots: HashMap<&'static str, HashSet<String>>,
+    roots: HashMap<&'static str, KeyDigests>,
     /// Scopes of child rows, per table.
-    scopes: HashMap<&'static str, HashSet<String>>,
+    scopes: HashMap<&'static str, KeyDigests>,
 }
 
 /// A second write of an entity in one run (list-projects and list-user-projects
@@ -274,9 +276,9 @@ impl State {
         let tx = self.conn.transaction()?;
         for table in &ending.complete_tables {
             if let Some(sql) = self.tables.get(table) {
-                let empty = HashSet::new();
+                let empty = KeyDigests::default();
                 let seen = self.seen.roots.get(table).unwrap_or(&empty);
-                self.stats.removed += sql.remove_unseen(&tx, &self.stamp, seen)?;
+                self.stats.removed += sql.remove_unseen_keys(&tx, &self.stamp, seen)?;
             }
         }
         let totals = RunTotals {
@@ -313,25 +315,21 @@ fn apply_doc(
     for set in doc.rows.sets {
         match set {
             RowSet::Root { table, row } => {
-                let key = key_text(&row.values[..table.key.len()]);
-                let first = seen.roots.entry(table.name).or_default().insert(key);
+                let first = seen
+                    .roots
+                    .entry(table.name)
+                    .or_default()
+                    .insert(&row.values[..table.key.len()]);
                 let written = table_writer(writers, table.name)?.upsert(row)?;
                 stats.add(count_once(written, first));
             }
             RowSet::Scope { table, scope, rows } => {
-                let first = seen
-                    .scopes
-                    .entry(table.name)
-                    .or_default()
-                    .insert(key_text(&scope));
+                let first = seen.scopes.entry(table.name).or_default().insert(&scope);
                 let written = table_writer(writers, table.name)?.replace_scope(&scope, rows)?;
                 stats.add(count_once(written, first));
             }
             RowSet::Kept { table, key } => {
-                seen.roots
-                    .entry(table.name)
-                    .or_default()
-                    .insert(key_text(&key));
+                seen.roots.entry(table.name).or_default().insert(&key);
             }
         }
     }
@@ -360,6 +358,14 @@ fn table_writer<'a, 'c>(
         .ok_or_else(|| MirrorError::Sql(rusqlite::Error::InvalidParameterName(name.to_string())))
 }
 
+/// Bodies from this size on are written into their row piece by piece: binding
+/// one whole makes SQLite copy it twice (the bound value and the record), and the
+/// C allocator keeps that memory once a list of tens of megabytes passed through.
+const BODY_IN_PIECES: usize = 1 << 20;
+
+/// Pieces of a body written at a time.
+const BODY_PIECE: usize = 256 << 10;
+
 /// Keeps the latest body of each document; rewritten only when it changed.
 fn store_raw(
     tx: &Transaction,
@@ -377,18 +383,49 @@ fn store_raw(
     if old.as_ref() == Some(hash) {
         return Ok(());
     }
+    let size = raw.body.len();
+    if let [body] = &raw.body.0[..]
+        && size < BODY_IN_PIECES
+    {
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO raw_documents (operation, entity, content_hash, encoding, body, run_id, fetched_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![
+            doc.operation,
+            doc.entity,
+            hash,
+            raw.encoding,
+            body,
+            stamp.run_id,
+            now_text()
+        ])?;
+        return Ok(());
+    }
     tx.prepare_cached(
         "INSERT OR REPLACE INTO raw_documents (operation, entity, content_hash, encoding, body, run_id, fetched_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+         VALUES (?1, ?2, ?3, ?4, zeroblob(?5), ?6, ?7)",
     )?
     .execute(params![
         doc.operation,
         doc.entity,
         hash,
         raw.encoding,
-        raw.body,
+        size as i64,
         stamp.run_id,
         now_text()
     ])?;
+    let mut blob = tx.blob_open(
+        rusqlite::MAIN_DB,
+        c"raw_documents",
+        c"body",
+        tx.last_insert_rowid(),
+        false,
+    )?;
+    let mut at = 0;
+    for piece in raw.body.0.iter().flat_map(|p| p.chunks(BODY_PIECE)) {
+        blob.write_at(piece, at)?;
+        at += piece.len();
+    }
     Ok(())
 }

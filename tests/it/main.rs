@@ -20,6 +20,7 @@ mod export;
 mod faults;
 mod first_use;
 mod html;
+mod list_streaming;
 mod numbers;
 mod outages;
 mod parsing_props;

@@ -7,7 +7,7 @@
 use super::{DocRows, project_rows};
 use crate::api::models::Project;
 
-/// Operations 5 and 7: projects and their collaborators.
+/// list-projects and list-user-projects: projects and their collaborators.
 ///
 /// Takes the list by value and drops each project once its rows are built: a large
 /// world's list is 16 MB of JSON, and holding all of its models next to all of its
