@@ -50,11 +50,6 @@ const MIGRATIONS: &[Migration] = &[
         what: "organization_projects: the projects each get-organization answer lists",
         sql: v5,
     },
-    Migration {
-        version: 6,
-        what: "a narrow index of the daily metrics columns compute_trends reads",
-        sql: v6,
-    },
 ];
 
 /// Tables that a migration after the first one created: version 1 creates every
@@ -198,21 +193,6 @@ fn v3() -> String {
 fn v5() -> String {
     use crate::mirror::spec::ORGANIZATION_PROJECTS;
     table_ddl(&ORGANIZATION_PROJECTS) + &history_key_index(&ORGANIZATION_PROJECTS)
-}
-
-/// `compute_trends` reads five columns of every daily metrics row of the last 13
-/// months, and the as-of view tests two more (`valid_from`, `removed_at`). From the
-/// 25-column table SQLite reads and copies every page (220 MB of a large mirror);
-/// from this index, which holds just those columns in key order, a quarter of that
-/// (64 MB), and the report's reads cost a tenth less CPU (the page copies in the
-/// kernel). A sync pays one more B-tree, written at its right edge (rows arrive in key
-/// order): inserting a large mirror's 1.3 M rows costs about 0.5 s more CPU (a
-/// sixteenth of its first sync) and the file grows by 73 MB (445 MB before). Index
-/// only: the tables are unchanged.
-fn v6() -> String {
-    "CREATE INDEX daily_metrics_compute ON daily_metrics (user_id, day, valid_from, \
-     removed_at, cpu_compute_time_seconds, gpu_compute_time_seconds, compute_time_seconds);\n"
-        .to_string()
 }
 
 /// The alerts' bookkeeping (`crate::alerts`): one row per condition that has ever
