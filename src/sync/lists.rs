@@ -1,6 +1,7 @@
-//! The list documents (operations 3, 4, 5 and 7), read as streams: their elements
-//! are mapped while the body arrives and the body is compressed as it passes, so a
-//! sync's memory does not grow with the longest list a service returns.
+//! The list documents (list-organizations, list-user-organizations, list-projects
+//! and list-user-projects), read as streams: their elements are mapped while the
+//! body arrives and the body is compressed as it passes, so a sync's memory does not
+//! grow with the longest list a service returns.
 //!
 //! The project lists' rows go to the writer in partial documents of
 //! [`PROJECT_BATCH`] projects as they are parsed (each project's rows whole in one
@@ -112,7 +113,7 @@ where
     Ok((listed, take(&kept).items))
 }
 
-/// Operation 3 for discovery: the organizations' ids.
+/// list-organizations for discovery: the organizations' ids.
 pub async fn organization_ids(client: &Client) -> Result<(Listed, Vec<i64>), Failure> {
     kept_list(
         client,
@@ -123,8 +124,8 @@ pub async fn organization_ids(client: &Client) -> Result<(Listed, Vec<i64>), Fai
     .await
 }
 
-/// Operation 4 for the mirror: the user's organization links (id and name each;
-/// the rest of every organization stays in the raw body only).
+/// list-user-organizations for the mirror: the user's organization links (id and
+/// name each; the rest of every organization stays in the raw body only).
 pub async fn user_organizations(client: &Client, user: i64) -> Result<(Listed, DocRows), Failure> {
     let path = op::user_organizations_path(user);
     let (listed, organizations) = kept_list(
@@ -142,8 +143,8 @@ pub async fn user_organizations(client: &Client, user: i64) -> Result<(Listed, D
     Ok((listed, rows::user_organizations(user, &links)))
 }
 
-/// Operation 5 or 7: the listed projects' ids (with whether each is soft-deleted)
-/// and what is left of their rows. With a writer, the rows go to it in partial
+/// list-projects or list-user-projects: the listed projects' ids (with whether each
+/// is soft-deleted) and what is left of their rows. With a writer, the rows go to it in partial
 /// documents while the list is read, and only the problems are left.
 pub async fn projects(
     client: &Client,
