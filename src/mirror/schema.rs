@@ -168,7 +168,6 @@ fn v3() -> String {
     let mut sql = String::new();
     for spec in [&ORGANIZATIONS, &USER_ORGANIZATIONS] {
         let name = spec.name;
-        let key: Vec<&str> = spec.key.iter().map(|col| col.name).collect();
         sql.push_str(&format!(
             "ALTER TABLE {name} RENAME TO {name}_v2;\n\
              ALTER TABLE {name}_history RENAME TO {name}_history_v2;\n\
@@ -180,10 +179,9 @@ fn v3() -> String {
             "INSERT INTO {name} SELECT * FROM {name}_v2;\n\
              INSERT INTO {name}_history SELECT * FROM {name}_history_v2;\n\
              DROP TABLE {name}_v2;\n\
-             DROP TABLE {name}_history_v2;\n\
-             CREATE INDEX {name}_history_key ON {name}_history ({key}, valid_from);\n",
-            key = key.join(", ")
+             DROP TABLE {name}_history_v2;\n"
         ));
+        sql.push_str(&history_key_index(spec));
     }
     sql
 }
