@@ -27,6 +27,21 @@ async fn served(sb: &SandboxHandle) -> (u64, u64) {
     (field("requests"), field("rateLimited"))
 }
 
+/// One sync into `db`, which must succeed, and how long it took in seconds.
+async fn timed_sync(
+    sb: &SandboxHandle,
+    client: &orgledger::api::Client,
+    db: &std::path::Path,
+) -> (sync::SyncOutcome, f64) {
+    let started = Instant::now();
+    let outcome = sync::run(client, &common::sync_opts(sb, db), None)
+        .await
+        .expect("sync");
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.errors);
+    (outcome, seconds)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn against_a_rate_limit_the_sync_settles_near_it_with_few_429s() {
     const LIMIT: f64 = 40.0;
@@ -35,12 +50,7 @@ async fn against_a_rate_limit_the_sync_settles_near_it_with_few_429s() {
     let sb = common::start(Profile::Small, spec, None).await;
     let (_dir, db) = common::scratch();
     let client = common::admin(&sb);
-    let started = Instant::now();
-    let outcome = sync::run(&client, &common::sync_opts(&sb, &db), None)
-        .await
-        .expect("sync");
-    let seconds = started.elapsed().as_secs_f64();
-    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.errors);
+    let (outcome, seconds) = timed_sync(&sb, &client, &db).await;
     assert_eq!(
         digest::current_state(&common::open(&db)).expect("digest"),
         expected
@@ -84,12 +94,7 @@ async fn a_requests_per_second_cap_below_the_service_limit_meets_no_429() {
     let sb = common::start(Profile::Tiny, spec, None).await;
     let (_dir, db) = common::scratch();
     let client = common::admin_with(&sb, |cfg| cfg.rps = Some(CAP));
-    let started = Instant::now();
-    let outcome = sync::run(&client, &common::sync_opts(&sb, &db), None)
-        .await
-        .expect("sync");
-    let seconds = started.elapsed().as_secs_f64();
-    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.errors);
+    let (_outcome, seconds) = timed_sync(&sb, &client, &db).await;
     let (requests, limited) = served(&sb).await;
     assert_eq!(limited, 0, "the cap kept the sync under the limit");
     assert!(
