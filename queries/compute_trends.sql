@@ -45,14 +45,15 @@ FROM organizations;
 -- project_info.compute_time_used_ms / 1000) from the mirror's history: every version
 -- of a project's info adds its value on the day it became current and takes it away
 -- on the day it was replaced or removed. A project belongs to the organization of its
--- latest version.
+-- latest version. Both CTEs are MATERIALIZED: `v` is read twice, and SQLite would
+-- otherwise copy the whole history views (every column) into temporary tables.
 WITH
-owner AS (
+owner AS MATERIALIZED (
     SELECT id, owner_organization_id, MAX(valid_from) AS seen
     FROM projects_versions
     GROUP BY id
 ),
-v AS (
+v AS MATERIALIZED (
     SELECT
         project_id,
         compute_time_used_ms / 1000.0 AS seconds,

@@ -587,6 +587,16 @@ mod tests {
         }
     }
 
+    /// Records sync runs 1..=`days`, run N observed on March N as [`stamp`] says, as a
+    /// sync does before it writes: the as-of views rely on the runs' times.
+    fn record_runs(conn: &Connection, days: u32) {
+        for day in 1..=days {
+            let id = crate::mirror::runs::begin(conn, "test").expect("begin");
+            crate::mirror::runs::set_observed(conn, id, &stamp(id, day).observed_at)
+                .expect("observed");
+        }
+    }
+
     fn org_row(id: i64, name: &str) -> Vec<Value> {
         let mut row = vec![Value::Integer(id), Value::Text(name.into())];
         row.resize(ORGANIZATIONS.width(), Value::Null);
@@ -664,6 +674,7 @@ mod tests {
         assert_eq!(to, "2026-03-02T12:00:00.000Z");
 
         // As of day 1 the old name, as of day 2 the new one.
+        record_runs(&conn, 2);
         let day = |d: u32| chrono::NaiveDate::from_ymd_opt(2026, 3, d).expect("date");
         crate::mirror::asof::install(&conn, day(1)).expect("views");
         let old: String = conn
@@ -755,6 +766,7 @@ mod tests {
             ),
             3
         );
+        record_runs(&conn, 3);
         crate::mirror::asof::install(
             &conn,
             chrono::NaiveDate::from_ymd_opt(2026, 3, 2).expect("date"),

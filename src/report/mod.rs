@@ -34,7 +34,7 @@ mod trials;
 mod usage_summary;
 
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 
