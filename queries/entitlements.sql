@@ -64,17 +64,16 @@ storage AS (
     FROM datasets
     GROUP BY organization_id
 ),
-live_projects AS (
-    SELECT organization_id, COUNT(*) AS n
-    FROM attributed
-    WHERE deleted_date IS NULL OR deleted_date >= :cutoff
-    GROUP BY organization_id
-),
-compute AS (
-    -- Summed over all the organization's projects, soft-deleted ones included (their
-    -- compute was used in the contract year). NULL (no data) when none of its projects
-    -- has project info; an organization without projects has no row here and gets 0.
-    SELECT a.organization_id, SUM(i.compute_time_used_ms) / 1000.0 AS seconds
+per_org AS (
+    -- Per organization: its live projects, and the compute used summed over all its
+    -- projects, soft-deleted ones included (their compute was used in the contract
+    -- year). `seconds` is NULL (no data) when none of its projects has project info;
+    -- an organization without projects has no row here and gets 0 projects and 0
+    -- seconds. One CTE, so the organizations are matched against one per-organization
+    -- list, not two.
+    SELECT a.organization_id,
+           SUM(a.deleted_date IS NULL OR a.deleted_date >= :cutoff) AS live,
+           SUM(i.compute_time_used_ms) / 1000.0 AS seconds
     FROM attributed a
     LEFT JOIN project_info i ON i.project_id = a.id
     GROUP BY a.organization_id
@@ -130,9 +129,9 @@ SELECT
          WHEN sl.users IS NOT NULL THEN 'user_summary' END AS limit_source_users,
     COALESCE(s.bytes, 0) AS storage_bytes,
     'datasets' AS source_storage_bytes,
-    CASE WHEN c.organization_id IS NULL THEN 0.0 ELSE c.seconds END AS compute_seconds,
+    CASE WHEN p.organization_id IS NULL THEN 0.0 ELSE p.seconds END AS compute_seconds,
     'project_info+projects' AS source_compute_seconds,
-    COALESCE(lp.n, 0) AS projects,
+    COALESCE(p.live, 0) AS projects,
     'projects' AS source_projects,
     -- An organization known only through summaries has no member list: the summaries'
     -- user count stands in.
@@ -156,8 +155,7 @@ FROM orgs o
 LEFT JOIN summary_limits sl ON sl.organization_id = o.id
 LEFT JOIN members m ON m.organization_id = o.id
 LEFT JOIN storage s ON s.organization_id = o.id
-LEFT JOIN live_projects lp ON lp.organization_id = o.id
-LEFT JOIN compute c ON c.organization_id = o.id
+LEFT JOIN per_org p ON p.organization_id = o.id
 LEFT JOIN dm_now dn ON dn.organization_id = o.id
 LEFT JOIN dm_prev dp ON dp.organization_id = o.id
 ORDER BY o.id;

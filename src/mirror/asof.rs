@@ -34,19 +34,22 @@ fn view_sql(spec: &TableSpec, cut: &str, history_current: bool) -> String {
     let cols = cols.join(", ");
     let name = spec.name;
     let live = format!("(removed_at IS NULL OR removed_at >= '{cut}')");
-    let history = if history_current {
+    // Without a run at or after the cut-off, every valid_from and removed_at is before
+    // it: the live rows are the ones not removed (one test per row fewer on the
+    // largest scans).
+    let current = if history_current {
         format!(
-            " UNION ALL \
-           SELECT {cols}, valid_from, run_id FROM main.{name}_history \
-             WHERE valid_from < '{cut}' AND valid_to >= '{cut}' AND {live}"
+            "SELECT {cols}, valid_from, run_id FROM main.{name} \
+               WHERE valid_from < '{cut}' AND {live} \
+             UNION ALL \
+             SELECT {cols}, valid_from, run_id FROM main.{name}_history \
+               WHERE valid_from < '{cut}' AND valid_to >= '{cut}' AND {live}"
         )
     } else {
-        String::new()
+        format!("SELECT {cols}, valid_from, run_id FROM main.{name} WHERE removed_at IS NULL")
     };
     format!(
-        "CREATE TEMP VIEW {name} AS \
-           SELECT {cols}, valid_from, run_id FROM main.{name} \
-             WHERE valid_from < '{cut}' AND {live}{history};\n\
+        "CREATE TEMP VIEW {name} AS {current};\n\
          CREATE TEMP VIEW {name}_versions AS \
            SELECT {cols}, valid_from, NULL AS valid_to, removed_at FROM main.{name} \
              WHERE valid_from < '{cut}' \

@@ -75,11 +75,17 @@ const PROJECTS: &[(&str, Kind)] = &[
     ("last_accessed", Kind::Day),
     ("removed_at", Kind::Day),
 ];
+/// One sum per window of [`WINDOWS`], named by [`storage_column`].
 const STORAGE: &[(&str, Kind)] = &[
     ("user_id", Kind::Int),
-    ("day", Kind::Day),
-    ("storage_delta", Kind::Real),
+    ("storage_delta_7d", Kind::Real),
+    ("storage_delta_30d", Kind::Real),
 ];
+
+/// The `storage` column that sums a user's deltas over the last `days` days.
+fn storage_column(days: i64) -> String {
+    format!("storage_delta_{days}d")
+}
 
 /// The extract, read once and shared by both windows.
 struct Inputs {
@@ -178,7 +184,7 @@ fn window(inputs: &Inputs, ctx: &Ctx<'_>, days: i64) -> LazyFrame {
         people_counts(inputs, today, days),
         departures(inputs, today, days),
         project_counts(inputs, today, days, today - ctx.thresholds.stale_days),
-        storage_growth(inputs, today, days),
+        storage_growth(inputs, days),
     ];
     let mut lf = inputs
         .scopes
@@ -243,8 +249,10 @@ fn project_counts(inputs: &Inputs, today: i64, days: i64, stale_before: i64) -> 
     ])
 }
 
-/// The members' daily storage deltas in the window, summed per scope.
-fn storage_growth(inputs: &Inputs, today: i64, days: i64) -> LazyFrame {
+/// The members' storage deltas in the window, summed per scope (members without
+/// daily metrics in the window add nothing).
+fn storage_growth(inputs: &Inputs, days: i64) -> LazyFrame {
+    let delta = storage_column(days);
     inputs
         .members
         .clone()
@@ -253,17 +261,28 @@ fn storage_growth(inputs: &Inputs, today: i64, days: i64) -> LazyFrame {
                 .storage
                 .clone()
                 .lazy()
-                .filter(within("day", today, days)),
+                .filter(col(delta.as_str()).is_not_null()),
             [col("user_id")],
             [col("user_id")],
             JoinArgs::new(JoinType::Inner),
         )
         .group_by(by_scope())
-        .agg([col("storage_delta").sum().alias("storage_growth_bytes")])
+        .agg([col(delta.as_str()).sum().alias("storage_growth_bytes")])
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_storage_section_has_a_sum_for_every_window() {
+        for days in super::WINDOWS {
+            let column = super::storage_column(days);
+            assert!(
+                super::STORAGE.iter().any(|(name, _)| *name == column),
+                "{column}"
+            );
+        }
+    }
+
     use crate::mirror::spec::*;
     use crate::report::testkit::*;
     use polars::prelude::DataFrame;
