@@ -297,17 +297,17 @@ fn incomplete(frames: &BTreeMap<String, DataFrame>) -> Option<Vec<Incomplete>> {
         if rows.is_empty() {
             continue;
         }
-        let what = row_names(report, df);
+        let what = row_names(report, df, &rows);
         let mut seen: std::collections::HashMap<(&str, &str), usize> = Default::default();
-        for r in rows {
+        for (&r, what) in rows.iter().zip(&what) {
             let missing = missing[r].unwrap_or("");
-            match seen.get(&(what[r].as_str(), missing)) {
+            match seen.get(&(what.as_str(), missing)) {
                 Some(&k) => out[k].rows += 1,
                 None => {
-                    seen.insert((what[r].as_str(), missing), out.len());
+                    seen.insert((what.as_str(), missing), out.len());
                     out.push(Incomplete {
                         report: report.to_string(),
-                        what: what[r].clone(),
+                        what: what.clone(),
                         missing: missing.to_string(),
                         rows: 1,
                     });
@@ -318,8 +318,9 @@ fn incomplete(frames: &BTreeMap<String, DataFrame>) -> Option<Vec<Incomplete>> {
     any.then_some(out)
 }
 
-/// What each row of a report is about, as a person reads it.
-fn row_names(report: &str, df: &DataFrame) -> Vec<String> {
+/// What each of `rows` of a report is about, as a person reads it (only the rows
+/// asked for: a large report has millions, and few are incomplete).
+fn row_names(report: &str, df: &DataFrame, rows: &[usize]) -> Vec<String> {
     let named = |kind: &str, id: Option<i64>, name: Option<&str>| {
         let id = id.map_or_else(|| "?".to_string(), |n| n.to_string());
         match name {
@@ -327,7 +328,6 @@ fn row_names(report: &str, df: &DataFrame) -> Vec<String> {
             None => format!("{kind} {id}"),
         }
     };
-    let n = df.height();
     match report {
         "entitlements" => {
             let (id, name, metric) = (
@@ -335,8 +335,8 @@ fn row_names(report: &str, df: &DataFrame) -> Vec<String> {
                 strs(df, "organization_name"),
                 strs(df, "metric"),
             );
-            (0..n)
-                .map(|r| {
+            rows.iter()
+                .map(|&r| {
                     let org = named("organization", id[r], name[r]);
                     format!("{org} {}", metric[r].unwrap_or("?"))
                 })
@@ -344,7 +344,9 @@ fn row_names(report: &str, df: &DataFrame) -> Vec<String> {
         }
         "project_compute" => {
             let (id, name) = (ints(df, "project_id"), strs(df, "project_name"));
-            (0..n).map(|r| named("project", id[r], name[r])).collect()
+            rows.iter()
+                .map(|&r| named("project", id[r], name[r]))
+                .collect()
         }
         "compute_trends" => {
             let (kind, id, name) = (
@@ -352,14 +354,14 @@ fn row_names(report: &str, df: &DataFrame) -> Vec<String> {
                 ints(df, "entity_id"),
                 strs(df, "entity_name"),
             );
-            (0..n)
-                .map(|r| named(kind[r].unwrap_or("?"), id[r], name[r]))
+            rows.iter()
+                .map(|&r| named(kind[r].unwrap_or("?"), id[r], name[r]))
                 .collect()
         }
         _ => {
             let (scope, id, name) = (strs(df, "scope"), ints(df, "id"), strs(df, "name"));
-            (0..n)
-                .map(|r| named(scope[r].unwrap_or("?"), id[r], name[r]))
+            rows.iter()
+                .map(|&r| named(scope[r].unwrap_or("?"), id[r], name[r]))
                 .collect()
         }
     }

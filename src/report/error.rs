@@ -55,6 +55,10 @@ pub enum ReportError {
         /// SQLite's reason.
         cause: rusqlite::Error,
     },
+    /// A job stopped because the read every report shares failed; that failure is
+    /// the one reported.
+    #[error("stopped: the completeness of the mirror could not be read")]
+    Stopped,
     /// The mirror has no finished sync run: there is nothing to report.
     #[error("the mirror {db} has no finished sync run yet; run `orgledger sync` first")]
     NoSync {

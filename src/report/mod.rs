@@ -50,8 +50,8 @@ use rusqlite::types::Value;
 use sql::Extract;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -482,8 +482,6 @@ fn build_all(
     dir: &Path,
     first_conn: Connection,
 ) -> Result<Vec<Built>, ReportError> {
-    // Read once: every report's rows take their completeness from it.
-    let complete = &completeness::Completeness::read(&first_conn)?;
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| cost(&jobs[i]));
     let threads = std::thread::available_parallelism()
@@ -493,13 +491,14 @@ fn build_all(
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let results: Mutex<Vec<(usize, Result<Built, ReportError>)>> = Mutex::new(Vec::new());
-    let first_conn = Mutex::new(Some(first_conn));
-
-    std::thread::scope(|scope| {
+    // Every report's rows take their completeness from one read, done on this thread
+    // while the jobs build (they wait for it only to attach it). A failed read is
+    // returned from here; the jobs just stop.
+    let complete: OnceLock<Option<completeness::Completeness>> = OnceLock::new();
+    let read_error = std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
-                let taken = first_conn.lock().ok().and_then(|mut c| c.take());
-                let conn = match taken.map_or_else(|| open(&opts.db, opts.as_of), Ok) {
+                let conn = match open(&opts.db, opts.as_of) {
                     Ok(c) => c,
                     Err(e) => {
                         failed.store(true, Ordering::SeqCst);
@@ -519,11 +518,13 @@ fn build_all(
                     let outcome = error::unpanicked(
                         &job.name,
                         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            build_one(opts, &conn, job, formats, dir, complete)
+                            build_one(opts, &conn, job, formats, dir, &complete)
                         })),
                     );
-                    if outcome.is_err() {
-                        failed.store(true, Ordering::SeqCst);
+                    match outcome {
+                        Err(ReportError::Stopped) => return,
+                        Err(_) => failed.store(true, Ordering::SeqCst),
+                        Ok(_) => {}
                     }
                     if let Ok(mut r) = results.lock() {
                         r.push((i, outcome));
@@ -531,7 +532,21 @@ fn build_all(
                 }
             });
         }
+        let read = completeness::Completeness::read(&first_conn);
+        drop(first_conn);
+        let (value, error) = match read {
+            Ok(c) => (Some(c), None),
+            Err(e) => (None, Some(e)),
+        };
+        if error.is_some() {
+            failed.store(true, Ordering::SeqCst);
+        }
+        let _ = complete.set(value);
+        error
     });
+    if let Some(error) = read_error {
+        return Err(error);
+    }
 
     let mut results = results
         .into_inner()
@@ -546,7 +561,7 @@ fn build_one(
     job: &Job,
     formats: &[Format],
     dir: &Path,
-    complete: &completeness::Completeness,
+    complete: &OnceLock<Option<completeness::Completeness>>,
 ) -> Result<Built, ReportError> {
     let ctx = Ctx {
         conn,
@@ -576,6 +591,7 @@ fn build_one(
         }
     };
     if !job.custom {
+        let complete = complete.wait().as_ref().ok_or(ReportError::Stopped)?;
         df = complete.attach(&job.name, df)?;
     }
     let built = started.elapsed();
