@@ -191,94 +191,143 @@ impl Completeness {
     /// Adds the completeness columns to a built-in report's frame (other reports
     /// are returned as they are).
     pub fn attach(&self, report: &str, mut df: DataFrame) -> Result<DataFrame, ReportError> {
-        let gaps: Vec<Gap> = match report {
-            "entitlements" => {
-                let org = ints(&df, "organization_id");
-                let metric = strs(&df, "metric");
-                let source = strs(&df, "source");
-                (0..df.height())
-                    .map(|r| {
-                        // Only compute summed over project information depends on it;
-                        // a developer profile's figure comes from its daily metrics.
-                        let from_projects = metric[r] == Some("compute_seconds")
-                            && source[r].is_some_and(|s| s.contains("project_info"));
-                        if from_projects {
-                            self.organization_compute(org[r])
-                        } else {
-                            self.document(org[r])
-                        }
-                    })
-                    .collect()
-            }
-            "project_compute" => ints(&df, "project_id")
-                .iter()
-                .map(|p| {
-                    p.and_then(|p| self.projects.get(&p).cloned())
-                        .unwrap_or_else(|| Gap {
-                            missing: Vec::new(),
-                            as_of: self.run_as_of.clone(),
-                        })
-                })
-                .collect(),
-            "compute_trends" => {
-                let kind = strs(&df, "entity_type");
-                let id = ints(&df, "entity_id");
-                let mut cache: HashMap<Option<i64>, Gap> = HashMap::new();
-                (0..df.height())
-                    .map(|r| match kind[r] {
-                        Some("organization") => cache
-                            .entry(id[r])
-                            .or_insert_with(|| self.organization_compute(id[r]))
-                            .clone(),
-                        _ => Gap::default(),
-                    })
-                    .collect()
-            }
-            "usage_summary" => {
-                let scope = strs(&df, "scope");
-                let id = ints(&df, "id");
-                let whitelabel = self.whitelabel();
-                (0..df.height())
-                    .map(|r| match scope[r] {
-                        Some("organization") => self.document(id[r]),
-                        _ => whitelabel.clone(),
-                    })
-                    .collect()
-            }
-            _ => return Ok(df),
+        let Some(sources) = sources(report, &df) else {
+            return Ok(df);
         };
-        // Rows a column does not apply to (users' and white labels' trends) stay empty.
-        let applies: Vec<bool> = match report {
-            "compute_trends" => strs(&df, "entity_type")
-                .iter()
-                .map(|k| *k == Some("organization"))
-                .collect(),
-            _ => vec![true; df.height()],
-        };
-        let complete: Vec<Option<bool>> = gaps
-            .iter()
-            .zip(&applies)
-            .map(|(g, a)| a.then_some(g.missing.is_empty()))
+        // Rows share a few distinct gaps (one per organization, project or the white
+        // label): each is put into words once, and a row holds only its index. A gap
+        // per row cost compute_trends over an xlarge mirror (2.2 million rows, most
+        // of which the columns do not apply to) hundreds of MB.
+        let mut index: HashMap<Source, u32> = HashMap::new();
+        let mut cells: Vec<Cells> = Vec::new();
+        let rows: Vec<Option<u32>> = sources
+            .map(|source| {
+                let source = source?;
+                Some(*index.entry(source).or_insert_with(|| {
+                    cells.push(Cells::of(self.gap(source)));
+                    (cells.len() - 1) as u32
+                }))
+            })
             .collect();
-        let missing: Vec<Option<String>> = gaps
+        let cell = |r: &Option<u32>| r.map(|i| &cells[i as usize]);
+        let complete: BooleanChunked = rows.iter().map(|r| cell(r).map(|c| c.complete)).collect();
+        let missing: StringChunked = rows
             .iter()
-            .zip(&applies)
-            .map(|(g, a)| a.then(|| g.missing.join("; ")))
+            .map(|r| cell(r).map(|c| c.missing.as_str()))
             .collect();
-        let as_of: Vec<Option<String>> = gaps
-            .into_iter()
-            .zip(&applies)
-            .map(|(g, a)| if *a { g.as_of } else { None })
+        let as_of: StringChunked = rows
+            .iter()
+            .map(|r| cell(r).and_then(|c| c.as_of.as_deref()))
             .collect();
         for c in [
-            Column::new(COLUMNS[0].into(), complete),
-            Column::new(COLUMNS[1].into(), missing),
-            Column::new(COLUMNS[2].into(), as_of),
+            complete.with_name(COLUMNS[0].into()).into_column(),
+            missing.with_name(COLUMNS[1].into()).into_column(),
+            as_of.with_name(COLUMNS[2].into()).into_column(),
         ] {
             df.with_column(c)
                 .map_err(pl(report, "adding the completeness columns"))?;
         }
         Ok(df)
+    }
+
+    /// The gap of one source.
+    fn gap(&self, source: Source) -> Gap {
+        match source {
+            Source::Document(org) => self.document(org),
+            Source::OrganizationCompute(org) => self.organization_compute(org),
+            Source::Project(project) => project
+                .and_then(|p| self.projects.get(&p).cloned())
+                .unwrap_or_else(|| Gap {
+                    missing: Vec::new(),
+                    as_of: self.run_as_of.clone(),
+                }),
+            Source::Whitelabel => self.whitelabel(),
+        }
+    }
+}
+
+/// What a row's figures are made of, as far as their completeness goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Source {
+    /// An organization's own document.
+    Document(Option<i64>),
+    /// An organization's document and its compute, summed over its projects.
+    OrganizationCompute(Option<i64>),
+    /// A project's information.
+    Project(Option<i64>),
+    /// The white label's users.
+    Whitelabel,
+}
+
+/// The source of each row of a built-in report's frame (`None` for a row the columns
+/// do not apply to: users' and white labels' trends); `None` for reports without the
+/// columns.
+fn sources<'a>(
+    report: &str,
+    df: &'a DataFrame,
+) -> Option<Box<dyn Iterator<Item = Option<Source>> + 'a>> {
+    Some(match report {
+        "entitlements" => {
+            let org = ints(df, "organization_id");
+            let metric = strs(df, "metric");
+            let source = strs(df, "source");
+            Box::new((0..df.height()).map(move |r| {
+                // Only compute summed over project information depends on it; a
+                // developer profile's figure comes from its daily metrics.
+                let from_projects = metric[r] == Some("compute_seconds")
+                    && source[r].is_some_and(|s| s.contains("project_info"));
+                Some(if from_projects {
+                    Source::OrganizationCompute(org[r])
+                } else {
+                    Source::Document(org[r])
+                })
+            }))
+        }
+        "project_compute" => Box::new(
+            ints(df, "project_id")
+                .into_iter()
+                .map(|p| Some(Source::Project(p))),
+        ),
+        "compute_trends" => {
+            // Read from the columns as they are, not copied into vectors: the report
+            // has 2.2 million rows over an xlarge mirror.
+            let kind = df.column("entity_type").ok().and_then(|c| c.str().ok());
+            let id = df.column("entity_id").ok().and_then(|c| c.i64().ok());
+            match (kind, id) {
+                (Some(kind), Some(id)) => Box::new(kind.iter().zip(id.iter()).map(|(kind, id)| {
+                    (kind == Some("organization")).then_some(Source::OrganizationCompute(id))
+                })),
+                _ => Box::new(std::iter::repeat_n(None, df.height())),
+            }
+        }
+        "usage_summary" => {
+            let scope = strs(df, "scope");
+            let id = ints(df, "id");
+            Box::new((0..df.height()).map(move |r| {
+                Some(match scope[r] {
+                    Some("organization") => Source::Document(id[r]),
+                    _ => Source::Whitelabel,
+                })
+            }))
+        }
+        _ => return None,
+    })
+}
+
+/// A gap in the words of the three columns.
+struct Cells {
+    complete: bool,
+    missing: String,
+    as_of: Option<String>,
+}
+
+impl Cells {
+    fn of(gap: Gap) -> Cells {
+        Cells {
+            complete: gap.missing.is_empty(),
+            missing: gap.missing.join("; "),
+            as_of: gap.as_of,
+        }
     }
 }
 

@@ -11,7 +11,9 @@
 use crate::report::dates::parse_day_bytes;
 use crate::report::error::{ReportError, SqlSite};
 use crate::report::sql::Extract;
-use polars::prelude::{Column, DataFrame, DataType, NamedFrom, Series};
+use polars::prelude::{
+    ChunkedArray, Column, DataFrame, DataType, IntoColumn, NumericNative, PolarsNumericType,
+};
 use rusqlite::Connection;
 use rusqlite::types::{Value, ValueRef};
 
@@ -299,13 +301,42 @@ impl<T: Copy + Default> Nums<T> {
         self.values.extend(other.values);
     }
 
-    fn get(&self, i: usize) -> Option<T> {
+    /// The value at `i` (`None`: null).
+    pub fn get(&self, i: usize) -> Option<T> {
         let valid = self.valid.as_ref().is_none_or(|v| v[i]);
         valid.then(|| self.values[i])
     }
 
-    fn len(&self) -> usize {
+    /// The number of values, nulls included.
+    pub(crate) fn len(&self) -> usize {
         self.values.len()
+    }
+
+    /// A copy with the values at the indices where `keep` is false made null.
+    pub fn masked(&self, keep: impl Fn(usize) -> bool) -> Nums<T> {
+        let mut copy = Nums {
+            values: self.values.clone(),
+            valid: self.valid.clone(),
+        };
+        copy.mask(keep);
+        copy
+    }
+
+    /// Makes the values at the indices where `keep` is false null.
+    pub fn mask(&mut self, keep: impl Fn(usize) -> bool) {
+        let n = self.len();
+        let valid = self.valid.get_or_insert_with(|| vec![true; n]);
+        for (i, ok) in valid.iter_mut().enumerate() {
+            *ok = *ok && keep(i);
+        }
+    }
+
+    /// Applies `f` to every value in place (nulls keep their placeholder's result,
+    /// which no reader sees).
+    pub fn update(&mut self, f: impl Fn(T) -> T) {
+        for v in &mut self.values {
+            *v = f(*v);
+        }
     }
 
     fn map<U: Copy + Default>(&self, f: impl Fn(T) -> U) -> Nums<U> {
@@ -315,23 +346,17 @@ impl<T: Copy + Default> Nums<T> {
         }
     }
 
-    /// The polars column.
+    /// The polars column. The values move into it as they are (no copy, no vector
+    /// of options in between); the validity becomes its bitmap.
     pub fn into_column(self, name: &str) -> Column
     where
-        Series: NamedFrom<Vec<T>, [T]> + NamedFrom<Vec<Option<T>>, [Option<T>]>,
+        T: NumericNative<PolarsType: PolarsNumericType<Native = T>>,
     {
-        match self.valid {
-            None => Column::new(name.into(), self.values),
-            Some(valid) => {
-                let values: Vec<Option<T>> = self
-                    .values
-                    .into_iter()
-                    .zip(valid)
-                    .map(|(v, ok)| ok.then_some(v))
-                    .collect();
-                Column::new(name.into(), values)
-            }
-        }
+        let validity = self
+            .valid
+            .map(|valid| polars_arrow::bitmap::Bitmap::from_iter(valid));
+        ChunkedArray::<T::PolarsType>::from_vec_validity(name.into(), self.values, validity)
+            .into_column()
     }
 }
 

@@ -18,11 +18,12 @@
 //! into its output rows at once, and only those rows and one running sum per white
 //! label and day are kept. The organizations' side (history, small) runs on its own
 //! connection in another thread. Names, texts and the organization-only column are
-//! added to the output rows in one place, [`finish`].
+//! added to the output rows in one place, `output`.
 //!
 //! Modules: `read` (the daily metrics), `series` (dense series), `windows` (the output
-//! rows of a series: rolling sums and period totals).
+//! rows of a series: rolling sums and period totals), `output` (the report's table).
 
+mod output;
 mod read;
 mod series;
 #[cfg(test)]
@@ -30,8 +31,7 @@ mod tests;
 mod windows;
 
 use crate::report::Ctx;
-use crate::report::cols::{add_day_texts, null_of, project, round_columns};
-use crate::report::dates::{month_start, months_back, week_start};
+use crate::report::dates::months_back;
 use crate::report::error::{ReportError, pl, unpanicked};
 use crate::report::frame::Kind;
 use polars::prelude::*;
@@ -111,9 +111,9 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         let orgs = unpanicked(report, orgs.join());
         (people, orgs)
     });
-    let (mut rows, mut names) = people?;
+    let (mut parts, mut names) = people?;
     let (org_rows, org_names) = orgs?;
-    rows.append(org_rows);
+    parts.push(org_rows);
     names.add(
         report,
         Entity::Organization,
@@ -121,7 +121,7 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         "organization_id",
         "organization_name",
     )?;
-    finish(report, rows, &names, today)
+    output::table(parts, &names, today).map_err(pl(report, "output rows"))
 }
 
 /// What another thread needs to read like `ctx` on a connection of its own (a
@@ -194,8 +194,10 @@ impl Names {
     }
 }
 
-/// Users' and white labels' output rows, from the daily metrics, with their names.
-fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, Names), ReportError> {
+/// Users' and white labels' output rows, from the daily metrics, in parts in output
+/// order (appended into one, the parts were copied and held twice over), with their
+/// names.
+fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Vec<Rows>, Names), ReportError> {
     let report = ctx.report();
     let users = ctx.read(
         "users",
@@ -231,12 +233,12 @@ fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, Names), ReportError>
         let first = user_rows(ctx, low, calendar, &span.periods, whitelabel_of);
         (first, unpanicked(report, other.join()))
     });
-    let (mut rows, mut sums) = first?;
-    let (more_rows, more_sums) = second?;
-    rows.append(more_rows);
+    let (first_rows, mut sums) = first?;
+    let (second_rows, more_sums) = second?;
     sums.merge(more_sums);
+    let mut whitelabel_rows = Rows::default();
     sums.each(|label, first, days| {
-        rows.add(
+        whitelabel_rows.add(
             &span.periods,
             &Series {
                 kind: Entity::Whitelabel,
@@ -255,7 +257,7 @@ fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, Names), ReportError>
         "whitelabel_id",
         "whitelabel_name",
     )?;
-    Ok((rows, names))
+    Ok((vec![first_rows, second_rows, whitelabel_rows], names))
 }
 
 /// The output rows of the users in `chunks` (read one chunk at a time), and their
@@ -388,81 +390,6 @@ fn organization_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, DataFrame), Re
         flush(id, &mut series);
     }
     Ok((rows, organizations))
-}
-
-/// From the output rows to the report: names, texts, the change against the
-/// previous period, the organizations' own column, rounding.
-fn finish(report: &str, rows: Rows, names: &Names, today: i64) -> Result<DataFrame, ReportError> {
-    let err = |step| pl(report, step);
-    let entity_names: Vec<Option<&str>> = rows.entities().map(|(k, id)| names.get(k, id)).collect();
-    let mut out = rows.frame().map_err(err("output rows"))?;
-    out.with_column(Column::new("entity_name".into(), entity_names))
-        .map_err(err("entity names"))?;
-    let week_now = week_start(today);
-    let month_now = month_start(today).unwrap_or(today);
-    let kind_text = Entity::ALL
-        .iter()
-        .rev()
-        .fold(null_of(DataType::String), |rest, e| {
-            when(col("kind").eq(lit(e.code())))
-                .then(lit(e.name()))
-                .otherwise(rest)
-        });
-    // An organization's value is the growth of its compute used, not compute time
-    // spent in the period: it gets a column of its own.
-    let organization = col("kind").eq(lit(Entity::Organization.code()));
-    let period_text = when(col("period_order").eq(lit(0i64)))
-        .then(lit(PERIODS[0]))
-        .when(col("period_order").eq(lit(1i64)))
-        .then(lit(PERIODS[1]))
-        .otherwise(lit(PERIODS[2]));
-    // Only the periods that contain T are unfinished (every row starts on or before T).
-    let period_complete = when(col("period_order").eq(lit(0i64)))
-        .then(col("start").lt(lit(today)))
-        .when(col("period_order").eq(lit(1i64)))
-        .then(col("start").lt(lit(week_now)))
-        .otherwise(col("start").lt(lit(month_now)));
-    let prev = col("prev");
-    let magnitude = when(prev.clone().lt(lit(0.0)))
-        .then(-prev.clone())
-        .otherwise(prev.clone());
-    let mut out = out
-        .lazy()
-        .with_columns([
-            when(prev.clone().gt(lit(0.0)).or(prev.lt(lit(0.0))))
-                .then(lit(100.0) * (col("compute_seconds") - col("prev")) / magnitude)
-                .otherwise(null_of(DataType::Float64))
-                .alias("change_pct"),
-            kind_text.alias("entity_type"),
-            period_text.alias("period"),
-            period_complete.alias("period_complete"),
-            when(organization.clone())
-                .then(col("compute_seconds"))
-                .otherwise(null_of(DataType::Float64))
-                .alias("compute_growth_seconds"),
-            when(organization)
-                .then(null_of(DataType::Float64))
-                .otherwise(col("compute_seconds"))
-                .alias("compute_seconds"),
-        ])
-        .collect()
-        .map_err(err("finishing periods"))?;
-    add_day_texts(report, &mut out, "start", "period_start")?;
-    round_columns(
-        report,
-        &mut out,
-        &[
-            ("cpu_seconds", 3),
-            ("gpu_seconds", 3),
-            ("compute_seconds", 3),
-            ("compute_growth_seconds", 3),
-            ("rolling_7d", 3),
-            ("rolling_30d", 3),
-            ("rolling_30d_prev", 3),
-            ("change_pct", 2),
-        ],
-    )?;
-    project(report, &out, COLUMNS)
 }
 
 /// user id → white label id, from the `users` section.

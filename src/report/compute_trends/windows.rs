@@ -6,7 +6,6 @@
 use super::Entity;
 use crate::report::dates::{month_start, months_back, week_start};
 use crate::report::frame::Nums;
-use polars::prelude::*;
 
 /// One day of a series: CPU, GPU and compute seconds (`None`: unknown).
 pub(super) type Day = [Option<f64>; 3];
@@ -92,23 +91,14 @@ impl Running {
 /// the three values, the rolling sums and the previous period's compute seconds.
 #[derive(Default)]
 pub(super) struct Rows {
-    kind: Vec<i64>,
-    entity_id: Vec<i64>,
-    period_order: Vec<i64>,
-    start: Vec<i64>,
-    values: [Nums<f64>; 7],
+    pub kind: Vec<i64>,
+    pub entity_id: Vec<i64>,
+    pub period_order: Vec<i64>,
+    pub start: Vec<i64>,
+    /// CPU, GPU and compute seconds, rolling 7 and 30 days, rolling 30 days 30 days
+    /// earlier, and the previous period's compute seconds.
+    pub values: [Nums<f64>; 7],
 }
-
-/// The value columns of [`Rows`], in order.
-const ROW_VALUES: [&str; 7] = [
-    "cpu_seconds",
-    "gpu_seconds",
-    "compute_seconds",
-    "rolling_7d",
-    "rolling_30d",
-    "rolling_30d_prev",
-    "prev",
-];
 
 impl Rows {
     /// Adds the rows of one series: a day row for each of the last 30 days, a week row
@@ -197,37 +187,15 @@ impl Rows {
         debug_assert_eq!(today, periods.today, "every series runs to T");
     }
 
-    /// Appends `other`'s rows after these.
-    pub(super) fn append(&mut self, other: Rows) {
-        self.kind.extend(other.kind);
-        self.entity_id.extend(other.entity_id);
-        self.period_order.extend(other.period_order);
-        self.start.extend(other.start);
-        for (col, more) in self.values.iter_mut().zip(other.values) {
-            col.append(more);
+    /// Frees the key columns (entity, period, start) once the table has read them.
+    pub(super) fn release_keys(&mut self) {
+        for column in [
+            &mut self.kind,
+            &mut self.entity_id,
+            &mut self.period_order,
+            &mut self.start,
+        ] {
+            *column = Vec::new();
         }
-    }
-
-    /// The (kind, entity) of each row, in order.
-    pub(super) fn entities(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
-        self.kind
-            .iter()
-            .copied()
-            .zip(self.entity_id.iter().copied())
-    }
-
-    /// `kind`, `entity_id`, `period_order`, `start`, then the values.
-    pub(super) fn frame(self) -> PolarsResult<DataFrame> {
-        let height = self.kind.len();
-        let mut columns = vec![
-            Column::new("kind".into(), self.kind),
-            Column::new("entity_id".into(), self.entity_id),
-            Column::new("period_order".into(), self.period_order),
-            Column::new("start".into(), self.start),
-        ];
-        for (name, values) in ROW_VALUES.iter().zip(self.values) {
-            columns.push(values.into_column(name));
-        }
-        DataFrame::new(height, columns)
     }
 }
