@@ -352,9 +352,7 @@ impl<T: Copy + Default> Nums<T> {
     where
         T: NumericNative<PolarsType: PolarsNumericType<Native = T>>,
     {
-        let validity = self
-            .valid
-            .map(|valid| polars_arrow::bitmap::Bitmap::from_iter(valid));
+        let validity = self.valid.map(polars_arrow::bitmap::Bitmap::from_iter);
         ChunkedArray::<T::PolarsType>::from_vec_validity(name.into(), self.values, validity)
             .into_column()
     }

@@ -142,7 +142,8 @@ fn change_pct(compute: &Nums<f64>, prev: &Nums<f64>) -> Nums<f64> {
     let mut out = Nums::with_capacity(compute.len());
     for i in 0..compute.len() {
         let change = match (compute.get(i), prev.get(i)) {
-            (Some(c), Some(p)) if p > 0.0 || p < 0.0 => Some(100.0 * (c - p) / p.abs()),
+            // Not `!= 0.0`: an unknown (NaN) previous value gives no change either.
+            (Some(c), Some(p)) if p.abs() > 0.0 => Some(100.0 * (c - p) / p.abs()),
             _ => None,
         };
         out.push(change);
