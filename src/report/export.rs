@@ -9,7 +9,6 @@
 //! whole computation (a power loss may lose the latest run; the manifest's checksums
 //! then tell). The SHA-256 of each file is computed while it is written (no second read).
 
-use crate::report::blocks::write_rows;
 use crate::report::error::{ReportError, pl};
 use crate::report::{Format, WrittenFile};
 use polars::prelude::{
@@ -305,71 +304,55 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(String, u64), ReportErr
 }
 
 fn write_csv<W: Write>(
-    mut out: W,
+    out: W,
     names: &[String],
     cols: &[Cells<'_>],
     rows: usize,
 ) -> Result<(), csv::Error> {
-    let mut header = csv::Writer::from_writer(Vec::new());
-    header.write_record(names)?;
-    out.write_all(&header.into_inner().map_err(|e| e.into_error())?)?;
-    // Each block is a writer of its own over the block's buffer: records are
-    // independent, so the text is the one a single writer makes.
-    write_rows(
-        &mut out,
-        rows,
-        |range, buf: &mut Vec<u8>| {
-            let mut w = csv::Writer::from_writer(buf);
-            let mut field: Vec<u8> = Vec::new();
-            let mut digits = [0u8; 20];
-            for r in range {
-                for col in cols {
-                    field.clear();
-                    csv_cell(col, r, &mut field, &mut digits);
-                    w.write_field(&field)?;
+    let mut w = csv::WriterBuilder::new()
+        .buffer_capacity(64 * 1024)
+        .from_writer(out);
+    w.write_record(names)?;
+    let mut field: Vec<u8> = Vec::new();
+    let mut digits = [0u8; 20];
+    for r in 0..rows {
+        for col in cols {
+            field.clear();
+            match col {
+                Cells::Int(v) => {
+                    if let Some(n) = v.get(r) {
+                        field.extend_from_slice(int_text(n, &mut digits));
+                    }
                 }
-                w.write_record(None::<&[u8]>)?;
-            }
-            w.flush()?;
-            Ok(())
-        },
-        csv::Error::from,
-    )?;
-    out.flush()?;
-    Ok(())
-}
-
-/// The text of one CSV cell (empty for unknown).
-fn csv_cell(col: &Cells<'_>, r: usize, field: &mut Vec<u8>, digits: &mut [u8; 20]) {
-    match col {
-        Cells::Int(v) => {
-            if let Some(n) = v.get(r) {
-                field.extend_from_slice(int_text(n, digits));
-            }
-        }
-        Cells::Float(v) => {
-            if let Some(f) = v.get(r).filter(|f| f.is_finite()) {
-                if let Some(n) = integral(f) {
-                    field.extend_from_slice(int_text(n, digits));
-                } else {
-                    // `Display` never uses an exponent: whole numbers beyond i64 come
-                    // out as plain digits too.
-                    let _ = write!(field, "{f}");
+                Cells::Float(v) => {
+                    if let Some(f) = v.get(r).filter(|f| f.is_finite()) {
+                        if let Some(n) = integral(f) {
+                            field.extend_from_slice(int_text(n, &mut digits));
+                        } else {
+                            // `Display` never uses an exponent: whole numbers beyond
+                            // i64 come out as plain digits too.
+                            let _ = write!(field, "{f}");
+                        }
+                    }
                 }
+                Cells::Bool(v) => {
+                    if let Some(b) = v.get(r) {
+                        field.extend_from_slice(if b { b"true" } else { b"false" });
+                    }
+                }
+                Cells::Str(v) => {
+                    if let Some(s) = v.get(r) {
+                        field.extend_from_slice(s.as_bytes());
+                    }
+                }
+                Cells::Null => {}
             }
+            w.write_field(&field)?;
         }
-        Cells::Bool(v) => {
-            if let Some(b) = v.get(r) {
-                field.extend_from_slice(if b { b"true" } else { b"false" });
-            }
-        }
-        Cells::Str(v) => {
-            if let Some(s) = v.get(r) {
-                field.extend_from_slice(s.as_bytes());
-            }
-        }
-        Cells::Null => {}
+        w.write_record(None::<&[u8]>)?;
     }
+    w.flush()?;
+    Ok(())
 }
 
 /// 2^63: whole floats below it convert to `i64` exactly.
@@ -430,59 +413,46 @@ fn write_json<W: Write>(
         .collect::<Result<_, _>>()?;
     let io = serde_json::Error::io;
     out.write_all(b"[").map_err(io)?;
-    write_rows(
-        &mut out,
-        rows,
-        |range, buf: &mut Vec<u8>| {
-            let mut digits = [0u8; 20];
-            for r in range {
-                buf.extend_from_slice(if r == 0 { b"\n{" } else { b",\n{" });
-                for (c, col) in cols.iter().enumerate() {
-                    if c > 0 {
-                        buf.push(b',');
-                    }
-                    buf.extend_from_slice(keys[c].as_bytes());
-                    buf.push(b':');
-                    json_cell(col, r, buf, &mut digits)?;
-                }
-                buf.push(b'}');
+    let mut digits = [0u8; 20];
+    // A row is put together in memory and written at once: written piece by piece
+    // (six writes a cell) to the buffered file, the calls cost more than the
+    // formatting.
+    let mut line: Vec<u8> = Vec::with_capacity(1024);
+    for r in 0..rows {
+        line.clear();
+        line.extend_from_slice(if r == 0 { b"\n{" } else { b",\n{" });
+        for (c, col) in cols.iter().enumerate() {
+            if c > 0 {
+                line.push(b',');
             }
-            Ok(())
-        },
-        io,
-    )?;
+            line.extend_from_slice(keys[c].as_bytes());
+            line.push(b':');
+            match col {
+                Cells::Int(v) => match v.get(r) {
+                    Some(n) => line.extend_from_slice(int_text(n, &mut digits)),
+                    None => line.extend_from_slice(b"null"),
+                },
+                Cells::Float(v) => match v.get(r).filter(|f| f.is_finite()) {
+                    Some(f) => write_json_float(&mut line, f, &mut digits)?,
+                    None => line.extend_from_slice(b"null"),
+                },
+                Cells::Bool(v) => match v.get(r) {
+                    Some(b) => line.extend_from_slice(if b { b"true" } else { b"false" }),
+                    None => line.extend_from_slice(b"null"),
+                },
+                Cells::Str(v) => match v.get(r) {
+                    Some(s) => serde_json::to_writer(&mut line, s)?,
+                    None => line.extend_from_slice(b"null"),
+                },
+                Cells::Null => line.extend_from_slice(b"null"),
+            }
+        }
+        line.push(b'}');
+        out.write_all(&line).map_err(io)?;
+    }
     out.write_all(if rows == 0 { b"]\n" } else { b"\n]\n" })
         .map_err(io)?;
     out.flush().map_err(io)?;
-    Ok(())
-}
-
-/// The JSON value of one cell.
-fn json_cell(
-    col: &Cells<'_>,
-    r: usize,
-    buf: &mut Vec<u8>,
-    digits: &mut [u8; 20],
-) -> Result<(), serde_json::Error> {
-    match col {
-        Cells::Int(v) => match v.get(r) {
-            Some(n) => buf.extend_from_slice(int_text(n, digits)),
-            None => buf.extend_from_slice(b"null"),
-        },
-        Cells::Float(v) => match v.get(r).filter(|f| f.is_finite()) {
-            Some(f) => write_json_float(buf, f, digits)?,
-            None => buf.extend_from_slice(b"null"),
-        },
-        Cells::Bool(v) => match v.get(r) {
-            Some(b) => buf.extend_from_slice(if b { b"true" } else { b"false" }),
-            None => buf.extend_from_slice(b"null"),
-        },
-        Cells::Str(v) => match v.get(r) {
-            Some(s) => serde_json::to_writer(&mut *buf, s)?,
-            None => buf.extend_from_slice(b"null"),
-        },
-        Cells::Null => buf.extend_from_slice(b"null"),
-    }
     Ok(())
 }
 

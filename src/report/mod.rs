@@ -12,7 +12,6 @@
 //! with its own read-only connection (SQLite reads are single-threaded per connection).
 
 pub(crate) mod attention;
-mod blocks;
 pub mod changes;
 pub(crate) mod cols;
 pub(crate) mod completeness;
