@@ -361,6 +361,8 @@ fn table_writer<'a, 'c>(
 /// Bodies from this size on are written into their row piece by piece: binding
 /// one whole makes SQLite copy it twice (the bound value and the record), and the
 /// C allocator keeps that memory once a list of tens of megabytes passed through.
+/// The row is inserted with `zeroblob(size)`, which SQLite leaves unexpanded only
+/// because `body` is the table's last column (migration 6).
 const BODY_IN_PIECES: usize = 1 << 20;
 
 /// Pieces of a body written at a time.
@@ -428,4 +430,82 @@ fn store_raw(
         at += piece.len();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::list_stream::Tap;
+    use crate::mirror::raw::{self, StreamEncoder};
+
+    /// Text that LZ4 barely shrinks: hex digits of a xorshift sequence.
+    fn noise(bytes: usize) -> Vec<u8> {
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut out = Vec::with_capacity(bytes + 16);
+        while out.len() < bytes {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            out.extend_from_slice(format!("{x:016x}").as_bytes());
+        }
+        out
+    }
+
+    fn stream_encoded(body: &[u8]) -> raw::Encoded {
+        let mut encoder = StreamEncoder::default();
+        for chunk in body.chunks(64 << 10) {
+            encoder.feed(chunk);
+        }
+        encoder.finish().expect("encodes")
+    }
+
+    fn stored(conn: &Connection) -> (String, Vec<u8>, i64) {
+        conn.query_row(
+            "SELECT encoding, body, run_id FROM raw_documents WHERE operation = 'list-projects'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("one stored body")
+    }
+
+    #[test]
+    fn a_body_of_many_pieces_is_stored_whole_and_rewritten_only_when_it_changes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut conn = crate::mirror::open_rw(&dir.path().join("m.db")).expect("open");
+        let body = noise(5 * raw::PIECE);
+        let doc = |run_id: i64, body: &[u8]| {
+            let stamp = RunStamp {
+                run_id,
+                observed_at: "2026-03-01T12:00:00.000Z".into(),
+            };
+            let doc = Doc {
+                operation: "list-projects",
+                entity: "all".into(),
+                raw: Some(stream_encoded(body)),
+                rows: DocRows::default(),
+            };
+            (stamp, doc)
+        };
+        let store = |conn: &mut Connection, (stamp, doc): (RunStamp, Doc)| {
+            let tx = conn.transaction().expect("tx");
+            let raw = doc.raw.as_ref().expect("a body");
+            assert!(raw.body.0.len() > 1 && raw.body.len() >= BODY_IN_PIECES);
+            store_raw(&tx, &stamp, &doc, raw).expect("stored");
+            tx.commit().expect("commit");
+        };
+        store(&mut conn, doc(1, &body));
+        let (encoding, stored_body, run_id) = stored(&conn);
+        assert_eq!(raw::decode(&encoding, &stored_body).expect("decodes"), body);
+        assert_eq!(run_id, 1);
+        store(&mut conn, doc(2, &body));
+        assert_eq!(stored(&conn).2, 1, "an unchanged body is not rewritten");
+        let changed = noise(3 * raw::PIECE);
+        store(&mut conn, doc(3, &changed));
+        let (encoding, stored_body, run_id) = stored(&conn);
+        assert_eq!(
+            raw::decode(&encoding, &stored_body).expect("decodes"),
+            changed
+        );
+        assert_eq!(run_id, 3);
+    }
 }
