@@ -17,6 +17,7 @@
 pub(crate) mod jobs;
 pub(crate) mod lists;
 pub(crate) mod progress;
+mod queue;
 pub(crate) mod rows;
 pub(crate) mod writer;
 
@@ -27,7 +28,7 @@ use crate::mirror::table::RunStamp;
 use crate::mirror::{self, MirrorError, lock, spec};
 use crate::shutdown::Shutdown;
 use jobs::{Done, Job};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -383,7 +384,7 @@ struct Crawl {
     /// at a time: a finished task holds its parsed document until joined, so this
     /// bounds memory, and tens of thousands of idle request futures are never
     /// allocated.
-    pending: BTreeMap<(u8, i64), (Job, Pass)>,
+    pending: queue::Queue,
     /// Documents whose first pass failed transiently, with its attempts: fetched
     /// again when nothing else is left.
     deferred: Vec<(Job, u32)>,
@@ -417,7 +418,7 @@ impl Crawl {
             has_jwt: opts.has_jwt,
             store_secrets: opts.store_secrets,
             tasks: JoinSet::new(),
-            pending: BTreeMap::new(),
+            pending: queue::Queue::default(),
             deferred: Vec::new(),
             second_passes: 0,
             gave_up: false,
@@ -435,15 +436,22 @@ impl Crawl {
     }
 
     fn spawn(&mut self, job: Job) {
-        // A job already waiting (an id listed twice) is queued once, and counted once
-        // in the progress total, or the bar would never reach its end.
         self.queue(job, Pass::First);
     }
 
+    /// Every document queued counts in the progress total; the copies of an id
+    /// listed twice are dropped when it is taken, and counted done then.
     fn queue(&mut self, job: Job, pass: Pass) {
-        if self.pending.insert(job.order(), (job, pass)).is_none() {
+        if self.pending.push(job, pass) {
             self.progress.add(1);
         }
+    }
+
+    /// A queued document that will not be fetched counts as done, so the bar
+    /// still reaches its end.
+    fn skip(&mut self) {
+        self.progress
+            .done(self.client.traffic().bytes.load(Ordering::Relaxed));
     }
 
     /// Queues the documents whose first pass failed transiently; false when there
@@ -466,12 +474,19 @@ impl Crawl {
     /// Starts pending jobs up to the live limit (skipping refused operations).
     fn start_pending(&mut self) {
         while self.tasks.len() < self.live {
-            let Some((_, (job, pass))) = self.pending.pop_first() else {
+            let Some(queue::Next {
+                job,
+                pass,
+                duplicates,
+            }) = self.pending.pop()
+            else {
                 return;
             };
+            for _ in 0..duplicates {
+                self.skip();
+            }
             if self.refused.contains(&job.operation()) {
-                self.progress
-                    .done(self.client.traffic().bytes.load(Ordering::Relaxed));
+                self.skip();
                 continue;
             }
             let client = match pass {
