@@ -14,9 +14,10 @@
 //! bounded by the data, not by how many documents a fast machine gets through in the
 //! window.
 
+use crate::mirror::key_set::KeySet;
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
 use crate::mirror::spec::TABLES;
-use crate::mirror::table::{KeyDigests, RunStamp, TableSql, TableWriter, WriteStats};
+use crate::mirror::table::{RunStamp, TableSql, TableWriter, WriteStats};
 use crate::mirror::{MirrorError, now_text};
 use crate::sync::rows::{DocRows, RowSet};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
@@ -160,9 +161,9 @@ struct Batch {
 struct Seen {
     /// Keys of root rows, per table: what a complete run keeps (everything else
     /// is marked removed).
-    roots: HashMap<&'static str, KeyDigests>,
+    roots: HashMap<&'static str, KeySet>,
     /// Scopes of child rows, per table.
-    scopes: HashMap<&'static str, KeyDigests>,
+    scopes: HashMap<&'static str, KeySet>,
 }
 
 /// A second write of an entity in one run (list-projects and list-user-projects
@@ -276,7 +277,7 @@ impl State {
         let tx = self.conn.transaction()?;
         for table in &ending.complete_tables {
             if let Some(sql) = self.tables.get(table) {
-                let empty = KeyDigests::default();
+                let empty = KeySet::default();
                 let seen = self.seen.roots.get(table).unwrap_or(&empty);
                 self.stats.removed += sql.remove_unseen_keys(&tx, &self.stamp, seen)?;
             }
