@@ -108,7 +108,11 @@ pub async fn run(
         started,
         traffic: TrafficMark::now(client),
     };
-    let listing = match discover(client, shutdown.as_mut()).await {
+    let settings = jobs::Settings {
+        store_secrets: opts.store_secrets,
+        scratch: Some(mirror::raw::Scratch::beside(&opts.db)),
+    };
+    let listing = match discover(client, &settings, shutdown.as_mut()).await {
         Some(Ok(listing)) => listing,
         Some(Err(failure)) => {
             let record = error_record(Job::OrganizationList, &failure);
@@ -135,7 +139,8 @@ pub async fn run(
         }
     };
     let writer = start_writer(conn, client, run_id, &listing)?;
-    let (crawl, aborted) = crawl_and_write(client, opts, &writer, listing, shutdown).await;
+    let (crawl, aborted) =
+        crawl_and_write(client, opts, settings, &writer, listing, shutdown).await;
     finish(client, opts, &run, writer, crawl, aborted).await
 }
 
@@ -208,9 +213,15 @@ impl TrafficMark {
 /// Lists the organizations, unless `shutdown` comes first (`None`).
 async fn discover(
     client: &Client,
+    settings: &jobs::Settings,
     shutdown: Option<&mut Shutdown>,
 ) -> Option<Result<Done, Failure>> {
-    let discovery = jobs::run(client.clone(), Job::OrganizationList, false, None);
+    let discovery = jobs::run(
+        client.clone(),
+        Job::OrganizationList,
+        settings.clone(),
+        None,
+    );
     match shutdown {
         Some(stop) => tokio::select! {
             listing = discovery => Some(listing),
@@ -273,6 +284,7 @@ fn start_writer(
 async fn crawl_and_write(
     client: &Client,
     opts: &SyncOptions,
+    settings: jobs::Settings,
     writer: &Writer,
     listing: Done,
     shutdown: Option<Shutdown>,
@@ -280,6 +292,7 @@ async fn crawl_and_write(
     let mut crawl = Crawl::new(
         client.clone(),
         opts,
+        settings,
         writer.sender(),
         client.concurrency() + 4,
     );
@@ -378,7 +391,7 @@ struct Crawl {
     second_pass: Client,
     whitelabel_org: Option<i64>,
     has_jwt: bool,
-    store_secrets: bool,
+    settings: jobs::Settings,
     tasks: JoinSet<(Job, Pass, Result<Done, Failure>)>,
     /// Jobs discovered but not started, in [`Job::order`]. Only `live` tasks exist
     /// at a time: a finished task holds its parsed document until joined, so this
@@ -408,6 +421,7 @@ impl Crawl {
     fn new(
         client: Client,
         opts: &SyncOptions,
+        settings: jobs::Settings,
         to_writer: tokio::sync::mpsc::Sender<WriterMsg>,
         held_docs: usize,
     ) -> Self {
@@ -416,7 +430,7 @@ impl Crawl {
             client,
             whitelabel_org: opts.whitelabel_org,
             has_jwt: opts.has_jwt,
-            store_secrets: opts.store_secrets,
+            settings,
             tasks: JoinSet::new(),
             pending: queue::Queue::default(),
             deferred: Vec::new(),
@@ -493,15 +507,10 @@ impl Crawl {
                 Pass::First => self.client.clone(),
                 Pass::Second { .. } => self.second_pass.clone(),
             };
-            let store_secrets = self.store_secrets;
+            let settings = self.settings.clone();
             let writer = Some(self.to_writer.clone());
-            self.tasks.spawn(async move {
-                (
-                    job,
-                    pass,
-                    jobs::run(client, job, store_secrets, writer).await,
-                )
-            });
+            self.tasks
+                .spawn(async move { (job, pass, jobs::run(client, job, settings, writer).await) });
         }
     }
 

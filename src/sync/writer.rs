@@ -387,7 +387,7 @@ fn store_raw(
         return Ok(());
     }
     let size = raw.body.len();
-    if let [body] = &raw.body.0[..]
+    if let Some(body) = raw.body.whole()
         && size < BODY_IN_PIECES
     {
         tx.prepare_cached(
@@ -426,34 +426,21 @@ fn store_raw(
         false,
     )?;
     let mut at = 0;
-    for piece in raw.body.0.iter().flat_map(|p| p.chunks(BODY_PIECE)) {
+    raw.body.write_to(BODY_PIECE, |piece| {
         blob.write_at(piece, at)?;
         at += piece.len();
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::api::list_stream::Tap;
-    use crate::mirror::raw::{self, StreamEncoder};
+    use crate::mirror::raw::{self, StreamEncoder, noise};
 
-    /// Text that LZ4 barely shrinks: hex digits of a xorshift sequence.
-    fn noise(bytes: usize) -> Vec<u8> {
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut out = Vec::with_capacity(bytes + 16);
-        while out.len() < bytes {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            out.extend_from_slice(format!("{x:016x}").as_bytes());
-        }
-        out
-    }
-
-    fn stream_encoded(body: &[u8]) -> raw::Encoded {
-        let mut encoder = StreamEncoder::default();
+    fn stream_encoded(body: &[u8], scratch: Option<raw::Scratch>) -> raw::Encoded {
+        let mut encoder = StreamEncoder::spilling_to(scratch);
         for chunk in body.chunks(64 << 10) {
             encoder.feed(chunk);
         }
@@ -469,11 +456,14 @@ mod tests {
         .expect("one stored body")
     }
 
+    /// The body of a large list, spilled to a scratch file past
+    /// [`raw::SPILL_AT`] and held in memory below it, is written into its row whole.
     #[test]
     fn a_body_of_many_pieces_is_stored_whole_and_rewritten_only_when_it_changes() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut conn = crate::mirror::open_rw(&dir.path().join("m.db")).expect("open");
-        let body = noise(5 * raw::PIECE);
+        let mirror = dir.path().join("m.db");
+        let mut conn = crate::mirror::open_rw(&mirror).expect("open");
+        let scratch = raw::Scratch::beside(&mirror);
         let doc = |run_id: i64, body: &[u8]| {
             let stamp = RunStamp {
                 run_id,
@@ -482,7 +472,7 @@ mod tests {
             let doc = Doc {
                 operation: "list-projects",
                 entity: "all".into(),
-                raw: Some(stream_encoded(body)),
+                raw: Some(stream_encoded(body, Some(scratch.clone()))),
                 rows: DocRows::default(),
             };
             (stamp, doc)
@@ -490,23 +480,24 @@ mod tests {
         let store = |conn: &mut Connection, (stamp, doc): (RunStamp, Doc)| {
             let tx = conn.transaction().expect("tx");
             let raw = doc.raw.as_ref().expect("a body");
-            assert!(raw.body.0.len() > 1 && raw.body.len() >= BODY_IN_PIECES);
+            assert!(raw.body.whole().is_none() && raw.body.len() >= BODY_IN_PIECES);
             store_raw(&tx, &stamp, &doc, raw).expect("stored");
             tx.commit().expect("commit");
         };
-        store(&mut conn, doc(1, &body));
-        let (encoding, stored_body, run_id) = stored(&conn);
-        assert_eq!(raw::decode(&encoding, &stored_body).expect("decodes"), body);
-        assert_eq!(run_id, 1);
-        store(&mut conn, doc(2, &body));
-        assert_eq!(stored(&conn).2, 1, "an unchanged body is not rewritten");
-        let changed = noise(3 * raw::PIECE);
-        store(&mut conn, doc(3, &changed));
-        let (encoding, stored_body, run_id) = stored(&conn);
-        assert_eq!(
-            raw::decode(&encoding, &stored_body).expect("decodes"),
-            changed
-        );
-        assert_eq!(run_id, 3);
+        for (run_id, body) in [
+            (1, noise(raw::SPILL_AT + 2 * raw::PIECE)),
+            (2, noise(3 * raw::PIECE)),
+        ] {
+            store(&mut conn, doc(run_id, &body));
+            let (encoding, stored_body, stored_run) = stored(&conn);
+            assert_eq!(raw::decode(&encoding, &stored_body).expect("decodes"), body);
+            assert_eq!(stored_run, run_id);
+            store(&mut conn, doc(run_id + 10, &body));
+            assert_eq!(
+                stored(&conn).2,
+                run_id,
+                "an unchanged body is not rewritten"
+            );
+        }
     }
 }
