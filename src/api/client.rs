@@ -463,11 +463,29 @@ impl Client {
         F: FnMut(Vec<T>) + Send + 'static,
         P: Tap + Default,
     {
+        self.stream_list_tapped(operation, path, (field, batch), sink, P::default)
+            .await
+    }
+
+    /// [`Client::stream_list`] with each attempt's tap made by `tap`.
+    pub async fn stream_list_tapped<T, F, P>(
+        &self,
+        operation: Operation,
+        path: &str,
+        (field, batch): (&'static str, usize),
+        sink: Sink<F>,
+        tap: impl Fn() -> P,
+    ) -> Result<Streamed<P>, Failure>
+    where
+        T: DeserializeOwned + 'static,
+        F: FnMut(Vec<T>) + Send + 'static,
+        P: Tap,
+    {
         let in_place_max = if sink.may_block { 0 } else { PARSE_IN_PLACE };
         let sink = Arc::new(std::sync::Mutex::new(sink.sink));
         let (mut streamed, attempts) = self
             .retrying(operation, path, || {
-                let (sink, tap) = (Arc::clone(&sink), P::default());
+                let (sink, tap) = (Arc::clone(&sink), tap());
                 async move {
                     let streamed = self
                         .attempt_stream(operation, path, (field, batch, in_place_max), sink, tap)

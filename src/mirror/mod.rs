@@ -8,6 +8,7 @@
 pub(crate) mod asof;
 pub mod error;
 pub(crate) mod guard;
+pub mod key_set;
 pub mod lock;
 pub(crate) mod path;
 pub(crate) mod raw;

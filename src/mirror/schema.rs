@@ -50,6 +50,11 @@ const MIGRATIONS: &[Migration] = &[
         what: "organization_projects: the projects each get-organization answer lists",
         sql: v5,
     },
+    Migration {
+        version: 6,
+        what: "raw_documents: the body is the last column",
+        sql: v6,
+    },
 ];
 
 /// Tables that a migration after the first one created: version 1 creates every
@@ -193,6 +198,31 @@ fn v5() -> String {
     table_ddl(&ORGANIZATION_PROJECTS) + &history_key_index(&ORGANIZATION_PROJECTS)
 }
 
+/// A body of tens of megabytes (the organization list of a large white label) is
+/// inserted as `zeroblob(n)` and written into its row piece by piece. SQLite keeps a
+/// zeroblob unexpanded only when nothing but empty values follows it in the record;
+/// with `run_id` and `fetched_at` after it, it built the whole body twice in memory
+/// (the expanded zeroblob and the record: 51 MB for a 26 MB body), and the C
+/// allocator kept that memory. Copying the table once moves `body` to the end.
+fn v6() -> String {
+    "CREATE TABLE raw_documents_v6 (
+        operation TEXT NOT NULL,
+        entity TEXT NOT NULL,
+        content_hash BLOB NOT NULL,
+        encoding TEXT NOT NULL,
+        run_id INTEGER NOT NULL,
+        fetched_at TEXT NOT NULL,
+        body BLOB NOT NULL,
+        PRIMARY KEY (operation, entity)
+    );
+    INSERT INTO raw_documents_v6 (operation, entity, content_hash, encoding, run_id, fetched_at, body)
+        SELECT operation, entity, content_hash, encoding, run_id, fetched_at, body FROM raw_documents;
+    DROP TABLE raw_documents;
+    ALTER TABLE raw_documents_v6 RENAME TO raw_documents;
+    "
+    .to_string()
+}
+
 /// The alerts' bookkeeping (`crate::alerts`): one row per condition that has ever
 /// held, one per evaluation, and the events waiting for (or done with) delivery.
 fn v4() -> String {
@@ -304,6 +334,66 @@ mod tests {
                 .expect("query");
             assert_eq!(count, 2, "{} and its history exist", spec.name);
         }
+    }
+
+    #[test]
+    fn raw_documents_keep_their_rows_with_the_body_last() {
+        let mut conn = Connection::open_in_memory().expect("in-memory db");
+        migrate_to(&mut conn, 5).expect("v5");
+        conn.execute(
+            "INSERT INTO raw_documents (operation, entity, content_hash, encoding, body, run_id, fetched_at) \
+             VALUES ('get-organization', '7', x'01', 'lz4', x'0a0b', 3, 't')",
+            [],
+        )
+        .expect("a body stored before version 6");
+        assert_eq!(migrate_to(&mut conn, 6).expect("v6"), vec![6]);
+        let columns: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_info('raw_documents') ORDER BY cid")
+            .expect("columns")
+            .query_map([], |row| row.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("names");
+        assert_eq!(columns.last().map(String::as_str), Some("body"));
+        let row: (String, Vec<u8>, String, Vec<u8>, i64, String) = conn
+            .query_row(
+                "SELECT entity, content_hash, encoding, body, run_id, fetched_at \
+                 FROM raw_documents WHERE operation = 'get-organization'",
+                [],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
+                },
+            )
+            .expect("the row survives");
+        assert_eq!(
+            row,
+            (
+                "7".into(),
+                vec![1],
+                "lz4".into(),
+                vec![10, 11],
+                3,
+                "t".into()
+            )
+        );
+        // The key still holds: the same document replaces its row.
+        conn.execute(
+            "INSERT OR REPLACE INTO raw_documents (operation, entity, content_hash, encoding, body, run_id, fetched_at) \
+             VALUES ('get-organization', '7', x'02', 'lz4', x'0c', 4, 'u')",
+            [],
+        )
+        .expect("replace");
+        let count: i64 = conn
+            .query_row("SELECT COUNT(*) FROM raw_documents", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(count, 1);
     }
 
     #[test]

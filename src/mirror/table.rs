@@ -84,50 +84,6 @@ impl SeenKeys for HashSet<String> {
     }
 }
 
-/// A set of keys kept as 128-bit digests of their text: 16 bytes a key instead of
-/// a string, for the million keys a sync of 100,000 projects and 50,000 users
-/// writes. Two keys sharing a digest is a chance of about 2^-128 per pair.
-#[derive(Debug, Default)]
-pub struct KeyDigests(HashSet<u128, std::hash::BuildHasherDefault<DigestHasher>>);
-
-impl KeyDigests {
-    /// Adds a key; false when it was there already.
-    pub fn insert(&mut self, key: &[Value]) -> bool {
-        self.0.insert(digest(key))
-    }
-}
-
-impl SeenKeys for KeyDigests {
-    fn saw(&self, key: &[Value]) -> bool {
-        self.0.contains(&digest(key))
-    }
-}
-
-fn digest(key: &[Value]) -> u128 {
-    xxhash_rust::xxh3::xxh3_128(key_text(key).as_bytes())
-}
-
-/// The set's hasher: a digest is already uniformly spread, so its low half is the hash.
-#[derive(Debug, Default)]
-pub struct DigestHasher(u64);
-
-impl std::hash::Hasher for DigestHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Only digests are hashed (through `write_u128`); anything else is folded in.
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u128(&mut self, n: u128) {
-        self.0 = n as u64;
-    }
-}
-
 /// One row of a mirrored table: values in spec order and their digest.
 ///
 /// The digest is computed where the row is built (on the fetch tasks, in

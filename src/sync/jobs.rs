@@ -3,6 +3,7 @@
 //! use every core while the writer thread only writes.
 
 use crate::api::{ApiError, Client, Failure, Fetched, Operation};
+use crate::mirror::raw::Scratch;
 use crate::mirror::spec;
 use crate::sync::lists::{self, Listed};
 use crate::sync::rows::{self, DocRows};
@@ -199,17 +200,31 @@ fn is_gone(error: &ApiError) -> bool {
     }
 }
 
+/// What every job of a run is told besides its document.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Store project development keys in clear instead of fingerprints.
+    pub store_secrets: bool,
+    /// Where the bodies of lists too large to hold go while they are read.
+    pub scratch: Option<Scratch>,
+}
+
 /// Runs one job. `writer` takes the rows of a project list while the list is
 /// read; without one they come with the finished job.
 pub async fn run(
     client: Client,
     job: Job,
-    store_secrets: bool,
+    settings: Settings,
     writer: Option<mpsc::Sender<WriterMsg>>,
 ) -> Result<Done, Failure> {
+    let Settings {
+        store_secrets,
+        scratch,
+    } = settings;
+    let scratch = scratch.as_ref();
     Ok(match job {
         Job::OrganizationList => {
-            let (list, organizations) = lists::organization_ids(&client).await?;
+            let (list, organizations) = lists::organization_ids(&client, scratch).await?;
             let follow = FollowUps {
                 organizations,
                 ..FollowUps::default()
@@ -244,11 +259,11 @@ pub async fn run(
             done(job, meta, rows, FollowUps::default())
         }
         Job::UserOrganizations(user) => {
-            let (list, rows) = lists::user_organizations(&client, user).await?;
+            let (list, rows) = lists::user_organizations(&client, user, scratch).await?;
             listed(job, list, rows, FollowUps::default())
         }
         Job::ProjectList(op) => {
-            let (list, projects, rows) = lists::projects(&client, op, writer).await?;
+            let (list, projects, rows) = lists::projects(&client, op, writer, scratch).await?;
             let follow = FollowUps {
                 projects,
                 ..FollowUps::default()

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::api::models::{IdOnly, OrganizationLink, OrganizationLinkList, Project};
 use crate::api::{Client, Failure, Operation, Sink, operation as op};
-use crate::mirror::raw::{Encoded, StreamEncoder};
+use crate::mirror::raw::{Encoded, Scratch, StreamEncoder};
 use crate::sync::rows::{self, DocRows};
 use crate::sync::writer::{Doc, WriterMsg};
 use tokio::sync::mpsc;
@@ -59,10 +59,16 @@ pub struct Listed {
     pub server_time: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-async fn stream<T, F>(
-    client: &Client,
+/// Where a list is read from and where its body may spill.
+struct Source<'a> {
+    client: &'a Client,
     operation: Operation,
-    path: &str,
+    path: &'a str,
+    scratch: Option<&'a Scratch>,
+}
+
+async fn stream<T, F>(
+    source: Source<'_>,
     field: &'static str,
     batch: usize,
     sink: Sink<F>,
@@ -71,8 +77,16 @@ where
     T: serde::de::DeserializeOwned + 'static,
     F: FnMut(Vec<T>) + Send + 'static,
 {
-    let streamed = client
-        .stream_list::<T, F, StreamEncoder>(operation, path, field, batch, sink)
+    let tap = || StreamEncoder::spilling_to(source.scratch.cloned());
+    let streamed = source
+        .client
+        .stream_list_tapped::<T, F, StreamEncoder>(
+            source.operation,
+            source.path,
+            (field, batch),
+            sink,
+            tap,
+        )
         .await?;
     let (raw, problem) = match streamed.tap.finish() {
         Ok(raw) => (Some(raw), None),
@@ -88,9 +102,7 @@ where
 /// A list of which little is kept per element (an id, or an id and a name), read
 /// without a thread of its own when it is small.
 async fn kept_list<T, E>(
-    client: &Client,
-    operation: Operation,
-    path: &str,
+    source: Source<'_>,
     keep: fn(Vec<T>, &mut Vec<E>),
 ) -> Result<(Listed, Vec<E>), Failure>
 where
@@ -109,31 +121,44 @@ where
         sink,
         may_block: false,
     };
-    let listed = stream(client, operation, path, "organizations", SMALL_BATCH, sink).await?;
+    let listed = stream(source, "organizations", SMALL_BATCH, sink).await?;
     Ok((listed, take(&kept).items))
 }
 
 /// list-organizations for discovery: the organizations' ids.
-pub async fn organization_ids(client: &Client) -> Result<(Listed, Vec<i64>), Failure> {
-    kept_list(
+pub async fn organization_ids(
+    client: &Client,
+    scratch: Option<&Scratch>,
+) -> Result<(Listed, Vec<i64>), Failure> {
+    let source = Source {
         client,
-        Operation::ListOrganizations,
-        op::ORGANIZATIONS_PATH,
-        |batch: Vec<IdOnly>, ids| ids.extend(batch.iter().filter_map(|o| o.id)),
-    )
+        operation: Operation::ListOrganizations,
+        path: op::ORGANIZATIONS_PATH,
+        scratch,
+    };
+    kept_list(source, |batch: Vec<IdOnly>, ids| {
+        ids.extend(batch.iter().filter_map(|o| o.id))
+    })
     .await
 }
 
 /// list-user-organizations for the mirror: the user's organization links (id and
 /// name each; the rest of every organization stays in the raw body only).
-pub async fn user_organizations(client: &Client, user: i64) -> Result<(Listed, DocRows), Failure> {
+pub async fn user_organizations(
+    client: &Client,
+    user: i64,
+    scratch: Option<&Scratch>,
+) -> Result<(Listed, DocRows), Failure> {
     let path = op::user_organizations_path(user);
-    let (listed, organizations) = kept_list(
+    let source = Source {
         client,
-        Operation::ListUserOrganizations,
-        &path,
-        |batch: Vec<OrganizationLink>, links| links.extend(batch),
-    )
+        operation: Operation::ListUserOrganizations,
+        path: &path,
+        scratch,
+    };
+    let (listed, organizations) = kept_list(source, |batch: Vec<OrganizationLink>, links| {
+        links.extend(batch)
+    })
     .await?;
     let links = OrganizationLinkList {
         success: true,
@@ -150,6 +175,7 @@ pub async fn projects(
     client: &Client,
     operation: Operation,
     writer: Option<mpsc::Sender<WriterMsg>>,
+    scratch: Option<&Scratch>,
 ) -> Result<(Listed, Vec<(i64, bool)>, DocRows), Failure> {
     let kept: Shared<(i64, bool)> = Shared::default();
     let sink = {
@@ -187,7 +213,13 @@ pub async fn projects(
         sink,
         may_block: true,
     };
-    let listed = stream(client, operation, path, "projects", PROJECT_BATCH, sink).await?;
+    let source = Source {
+        client,
+        operation,
+        path,
+        scratch,
+    };
+    let listed = stream(source, "projects", PROJECT_BATCH, sink).await?;
     let Kept { items, mut rows } = take(&kept);
     // A retried list hands its elements on again, problems included.
     rows.problems.sort();

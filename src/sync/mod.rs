@@ -17,6 +17,7 @@
 pub(crate) mod jobs;
 pub(crate) mod lists;
 pub(crate) mod progress;
+mod queue;
 pub(crate) mod rows;
 pub(crate) mod writer;
 
@@ -27,7 +28,7 @@ use crate::mirror::table::RunStamp;
 use crate::mirror::{self, MirrorError, lock, spec};
 use crate::shutdown::Shutdown;
 use jobs::{Done, Job};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -107,7 +108,11 @@ pub async fn run(
         started,
         traffic: TrafficMark::now(client),
     };
-    let listing = match discover(client, shutdown.as_mut()).await {
+    let settings = jobs::Settings {
+        store_secrets: opts.store_secrets,
+        scratch: Some(mirror::raw::Scratch::beside(&opts.db)),
+    };
+    let listing = match discover(client, &settings, shutdown.as_mut()).await {
         Some(Ok(listing)) => listing,
         Some(Err(failure)) => {
             let record = error_record(Job::OrganizationList, &failure);
@@ -134,7 +139,8 @@ pub async fn run(
         }
     };
     let writer = start_writer(conn, client, run_id, &listing)?;
-    let (crawl, aborted) = crawl_and_write(client, opts, &writer, listing, shutdown).await;
+    let (crawl, aborted) =
+        crawl_and_write(client, opts, settings, &writer, listing, shutdown).await;
     finish(client, opts, &run, writer, crawl, aborted).await
 }
 
@@ -207,9 +213,15 @@ impl TrafficMark {
 /// Lists the organizations, unless `shutdown` comes first (`None`).
 async fn discover(
     client: &Client,
+    settings: &jobs::Settings,
     shutdown: Option<&mut Shutdown>,
 ) -> Option<Result<Done, Failure>> {
-    let discovery = jobs::run(client.clone(), Job::OrganizationList, false, None);
+    let discovery = jobs::run(
+        client.clone(),
+        Job::OrganizationList,
+        settings.clone(),
+        None,
+    );
     match shutdown {
         Some(stop) => tokio::select! {
             listing = discovery => Some(listing),
@@ -272,6 +284,7 @@ fn start_writer(
 async fn crawl_and_write(
     client: &Client,
     opts: &SyncOptions,
+    settings: jobs::Settings,
     writer: &Writer,
     listing: Done,
     shutdown: Option<Shutdown>,
@@ -279,6 +292,7 @@ async fn crawl_and_write(
     let mut crawl = Crawl::new(
         client.clone(),
         opts,
+        settings,
         writer.sender(),
         client.concurrency() + 4,
     );
@@ -377,13 +391,13 @@ struct Crawl {
     second_pass: Client,
     whitelabel_org: Option<i64>,
     has_jwt: bool,
-    store_secrets: bool,
+    settings: jobs::Settings,
     tasks: JoinSet<(Job, Pass, Result<Done, Failure>)>,
     /// Jobs discovered but not started, in [`Job::order`]. Only `live` tasks exist
     /// at a time: a finished task holds its parsed document until joined, so this
     /// bounds memory, and tens of thousands of idle request futures are never
     /// allocated.
-    pending: BTreeMap<(u8, i64), (Job, Pass)>,
+    pending: queue::Queue,
     /// Documents whose first pass failed transiently, with its attempts: fetched
     /// again when nothing else is left.
     deferred: Vec<(Job, u32)>,
@@ -407,6 +421,7 @@ impl Crawl {
     fn new(
         client: Client,
         opts: &SyncOptions,
+        settings: jobs::Settings,
         to_writer: tokio::sync::mpsc::Sender<WriterMsg>,
         held_docs: usize,
     ) -> Self {
@@ -415,9 +430,9 @@ impl Crawl {
             client,
             whitelabel_org: opts.whitelabel_org,
             has_jwt: opts.has_jwt,
-            store_secrets: opts.store_secrets,
+            settings,
             tasks: JoinSet::new(),
-            pending: BTreeMap::new(),
+            pending: queue::Queue::default(),
             deferred: Vec::new(),
             second_passes: 0,
             gave_up: false,
@@ -435,15 +450,22 @@ impl Crawl {
     }
 
     fn spawn(&mut self, job: Job) {
-        // A job already waiting (an id listed twice) is queued once, and counted once
-        // in the progress total, or the bar would never reach its end.
         self.queue(job, Pass::First);
     }
 
+    /// Every document queued counts in the progress total; the copies of an id
+    /// listed twice are dropped when it is taken, and counted done then.
     fn queue(&mut self, job: Job, pass: Pass) {
-        if self.pending.insert(job.order(), (job, pass)).is_none() {
+        if self.pending.push(job, pass) {
             self.progress.add(1);
         }
+    }
+
+    /// A queued document that will not be fetched counts as done, so the bar
+    /// still reaches its end.
+    fn skip(&mut self) {
+        self.progress
+            .done(self.client.traffic().bytes.load(Ordering::Relaxed));
     }
 
     /// Queues the documents whose first pass failed transiently; false when there
@@ -466,27 +488,29 @@ impl Crawl {
     /// Starts pending jobs up to the live limit (skipping refused operations).
     fn start_pending(&mut self) {
         while self.tasks.len() < self.live {
-            let Some((_, (job, pass))) = self.pending.pop_first() else {
+            let Some(queue::Next {
+                job,
+                pass,
+                duplicates,
+            }) = self.pending.pop()
+            else {
                 return;
             };
+            for _ in 0..duplicates {
+                self.skip();
+            }
             if self.refused.contains(&job.operation()) {
-                self.progress
-                    .done(self.client.traffic().bytes.load(Ordering::Relaxed));
+                self.skip();
                 continue;
             }
             let client = match pass {
                 Pass::First => self.client.clone(),
                 Pass::Second { .. } => self.second_pass.clone(),
             };
-            let store_secrets = self.store_secrets;
+            let settings = self.settings.clone();
             let writer = Some(self.to_writer.clone());
-            self.tasks.spawn(async move {
-                (
-                    job,
-                    pass,
-                    jobs::run(client, job, store_secrets, writer).await,
-                )
-            });
+            self.tasks
+                .spawn(async move { (job, pass, jobs::run(client, job, settings, writer).await) });
         }
     }
 

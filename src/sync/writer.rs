@@ -14,9 +14,10 @@
 //! bounded by the data, not by how many documents a fast machine gets through in the
 //! window.
 
+use crate::mirror::key_set::KeySet;
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
 use crate::mirror::spec::TABLES;
-use crate::mirror::table::{KeyDigests, RunStamp, TableSql, TableWriter, WriteStats};
+use crate::mirror::table::{RunStamp, TableSql, TableWriter, WriteStats};
 use crate::mirror::{MirrorError, now_text};
 use crate::sync::rows::{DocRows, RowSet};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
@@ -160,9 +161,9 @@ struct Batch {
 struct Seen {
     /// Keys of root rows, per table: what a complete run keeps (everything else
     /// is marked removed).
-    roots: HashMap<&'static str, KeyDigests>,
+    roots: HashMap<&'static str, KeySet>,
     /// Scopes of child rows, per table.
-    scopes: HashMap<&'static str, KeyDigests>,
+    scopes: HashMap<&'static str, KeySet>,
 }
 
 /// A second write of an entity in one run (list-projects and list-user-projects
@@ -276,7 +277,7 @@ impl State {
         let tx = self.conn.transaction()?;
         for table in &ending.complete_tables {
             if let Some(sql) = self.tables.get(table) {
-                let empty = KeyDigests::default();
+                let empty = KeySet::default();
                 let seen = self.seen.roots.get(table).unwrap_or(&empty);
                 self.stats.removed += sql.remove_unseen_keys(&tx, &self.stamp, seen)?;
             }
@@ -361,6 +362,8 @@ fn table_writer<'a, 'c>(
 /// Bodies from this size on are written into their row piece by piece: binding
 /// one whole makes SQLite copy it twice (the bound value and the record), and the
 /// C allocator keeps that memory once a list of tens of megabytes passed through.
+/// The row is inserted with `zeroblob(size)`, which SQLite leaves unexpanded only
+/// because `body` is the table's last column (migration 6).
 const BODY_IN_PIECES: usize = 1 << 20;
 
 /// Pieces of a body written at a time.
@@ -384,7 +387,7 @@ fn store_raw(
         return Ok(());
     }
     let size = raw.body.len();
-    if let [body] = &raw.body.0[..]
+    if let Some(body) = raw.body.whole()
         && size < BODY_IN_PIECES
     {
         tx.prepare_cached(
@@ -423,9 +426,78 @@ fn store_raw(
         false,
     )?;
     let mut at = 0;
-    for piece in raw.body.0.iter().flat_map(|p| p.chunks(BODY_PIECE)) {
+    raw.body.write_to(BODY_PIECE, |piece| {
         blob.write_at(piece, at)?;
         at += piece.len();
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::list_stream::Tap;
+    use crate::mirror::raw::{self, StreamEncoder, noise};
+
+    fn stream_encoded(body: &[u8], scratch: Option<raw::Scratch>) -> raw::Encoded {
+        let mut encoder = StreamEncoder::spilling_to(scratch);
+        for chunk in body.chunks(64 << 10) {
+            encoder.feed(chunk);
+        }
+        encoder.finish().expect("encodes")
     }
-    Ok(())
+
+    fn stored(conn: &Connection) -> (String, Vec<u8>, i64) {
+        conn.query_row(
+            "SELECT encoding, body, run_id FROM raw_documents WHERE operation = 'list-projects'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("one stored body")
+    }
+
+    /// The body of a large list, spilled to a scratch file past
+    /// [`raw::SPILL_AT`] and held in memory below it, is written into its row whole.
+    #[test]
+    fn a_body_of_many_pieces_is_stored_whole_and_rewritten_only_when_it_changes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mirror = dir.path().join("m.db");
+        let mut conn = crate::mirror::open_rw(&mirror).expect("open");
+        let scratch = raw::Scratch::beside(&mirror);
+        let doc = |run_id: i64, body: &[u8]| {
+            let stamp = RunStamp {
+                run_id,
+                observed_at: "2026-03-01T12:00:00.000Z".into(),
+            };
+            let doc = Doc {
+                operation: "list-projects",
+                entity: "all".into(),
+                raw: Some(stream_encoded(body, Some(scratch.clone()))),
+                rows: DocRows::default(),
+            };
+            (stamp, doc)
+        };
+        let store = |conn: &mut Connection, (stamp, doc): (RunStamp, Doc)| {
+            let tx = conn.transaction().expect("tx");
+            let raw = doc.raw.as_ref().expect("a body");
+            assert!(raw.body.whole().is_none() && raw.body.len() >= BODY_IN_PIECES);
+            store_raw(&tx, &stamp, &doc, raw).expect("stored");
+            tx.commit().expect("commit");
+        };
+        for (run_id, body) in [
+            (1, noise(raw::SPILL_AT + 2 * raw::PIECE)),
+            (2, noise(3 * raw::PIECE)),
+        ] {
+            store(&mut conn, doc(run_id, &body));
+            let (encoding, stored_body, stored_run) = stored(&conn);
+            assert_eq!(raw::decode(&encoding, &stored_body).expect("decodes"), body);
+            assert_eq!(stored_run, run_id);
+            store(&mut conn, doc(run_id + 10, &body));
+            assert_eq!(
+                stored(&conn).2,
+                run_id,
+                "an unchanged body is not rewritten"
+            );
+        }
+    }
 }
