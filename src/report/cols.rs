@@ -91,20 +91,22 @@ pub fn round_columns(
             .f64()
             .map_err(pl(report, step))?
             .iter()
-            .map(|v| {
-                v.map(|x| {
-                    if x.is_finite() {
-                        (x * scale).round() / scale
-                    } else {
-                        x
-                    }
-                })
-            })
+            .map(|v| v.map(|x| round_scaled(x, scale)))
             .collect();
         df.with_column(rounded.with_name((*name).into()).into_column())
             .map_err(pl(report, step))?;
     }
     Ok(())
+}
+
+/// `x` rounded to the step `1 / scale` (`scale` = 10^decimals); non-finite values
+/// stay as they are.
+pub fn round_scaled(x: f64, scale: f64) -> f64 {
+    if x.is_finite() {
+        (x * scale).round() / scale
+    } else {
+        x
+    }
 }
 
 /// A string column's values (all unknown when the column is missing or not text), for

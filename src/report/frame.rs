@@ -234,7 +234,7 @@ fn bind(
 
 /// The values of a numeric column: plain values plus a validity mask that exists
 /// only once a null was seen, so a column without nulls goes to polars without a copy.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Nums<T> {
     values: Vec<T>,
     valid: Option<Vec<bool>>,
@@ -310,16 +310,6 @@ impl<T: Copy + Default> Nums<T> {
     /// The number of values, nulls included.
     pub(crate) fn len(&self) -> usize {
         self.values.len()
-    }
-
-    /// A copy with the values at the indices where `keep` is false made null.
-    pub fn masked(&self, keep: impl Fn(usize) -> bool) -> Nums<T> {
-        let mut copy = Nums {
-            values: self.values.clone(),
-            valid: self.valid.clone(),
-        };
-        copy.mask(keep);
-        copy
     }
 
     /// Makes the values at the indices where `keep` is false null.

@@ -121,7 +121,7 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         "organization_id",
         "organization_name",
     )?;
-    output::table(parts, &names, today).map_err(pl(report, "output rows"))
+    output::table(parts, &names, &span.periods).map_err(pl(report, "output rows"))
 }
 
 /// What another thread needs to read like `ctx` on a connection of its own (a

@@ -7,9 +7,10 @@
 //! selection) made another copy of the table, and those copies were a third of the
 //! report's peak memory.
 
-use super::windows::Rows;
+use super::windows::{Periods, Rows};
 use super::{COLUMNS, Entity, Names, PERIODS};
-use crate::report::dates::{day_text, month_start, week_start};
+use crate::report::cols::round_scaled;
+use crate::report::dates::day_text;
 use crate::report::frame::Nums;
 use polars::prelude::*;
 
@@ -19,7 +20,11 @@ const PERCENT_DECIMALS: i32 = 2;
 
 /// The report's table from the output rows' parts, in order, columns in [`COLUMNS`]
 /// order. The parts' vectors are taken over one column at a time.
-pub(super) fn table(mut parts: Vec<Rows>, names: &Names, today: i64) -> PolarsResult<DataFrame> {
+pub(super) fn table(
+    mut parts: Vec<Rows>,
+    names: &Names,
+    periods: &Periods,
+) -> PolarsResult<DataFrame> {
     let height = parts.iter().map(|p| p.kind.len()).sum();
     let entity_type: StringChunked = ints(&parts, |p| &p.kind)
         .map(|k| entity_of(k).map(Entity::name))
@@ -32,10 +37,10 @@ pub(super) fn table(mut parts: Vec<Rows>, names: &Names, today: i64) -> PolarsRe
         .map(|p| Some(period_name(p)))
         .collect();
     let period_start = day_texts(ints(&parts, |p| &p.start));
-    let now = PeriodsNow::new(today);
+    // Only the periods that contain T are unfinished (every row starts on or before T).
     let period_complete: BooleanChunked = ints(&parts, |p| &p.period_order)
         .zip(ints(&parts, |p| &p.start))
-        .map(|(order, start)| start < now.of(order))
+        .map(|(order, start)| start < periods.current_start(order))
         .collect();
     let organization = Entity::Organization.code();
     let is_org: Vec<bool> = ints(&parts, |p| &p.kind)
@@ -60,7 +65,8 @@ pub(super) fn table(mut parts: Vec<Rows>, names: &Names, today: i64) -> PolarsRe
     drop(prev);
     // An organization's value is the growth of its compute used, not compute time
     // spent in the period: it gets a column of its own.
-    let growth = compute.masked(|i| is_org[i]);
+    let mut growth = compute.clone();
+    growth.mask(|i| is_org[i]);
     compute.mask(|i| !is_org[i]);
 
     let columns = vec![
@@ -85,32 +91,6 @@ pub(super) fn table(mut parts: Vec<Rows>, names: &Names, today: i64) -> PolarsRe
 /// One integer column of the rows, across the parts.
 fn ints(parts: &[Rows], column: fn(&Rows) -> &Vec<i64>) -> impl Iterator<Item = i64> + Clone {
     parts.iter().flat_map(move |p| column(p).iter().copied())
-}
-
-/// The first day of the period of each kind that contains T: only those periods are
-/// unfinished (every row starts on or before T).
-struct PeriodsNow {
-    today: i64,
-    week: i64,
-    month: i64,
-}
-
-impl PeriodsNow {
-    fn new(today: i64) -> Self {
-        PeriodsNow {
-            today,
-            week: week_start(today),
-            month: month_start(today).unwrap_or(today),
-        }
-    }
-
-    fn of(&self, order: i64) -> i64 {
-        match order {
-            0 => self.today,
-            1 => self.week,
-            _ => self.month,
-        }
-    }
 }
 
 fn entity_of(code: i64) -> Option<Entity> {
@@ -154,12 +134,6 @@ fn change_pct(compute: &Nums<f64>, prev: &Nums<f64>) -> Nums<f64> {
 /// The column of `values` rounded to `decimals` (finite values only).
 fn rounded(name: &str, mut values: Nums<f64>, decimals: i32) -> Column {
     let scale = 10f64.powi(decimals);
-    values.update(|x| {
-        if x.is_finite() {
-            (x * scale).round() / scale
-        } else {
-            x
-        }
-    });
+    values.update(|x| round_scaled(x, scale));
     values.into_column(name)
 }

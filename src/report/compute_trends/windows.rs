@@ -43,6 +43,16 @@ impl Periods {
             ),
         }
     }
+
+    /// The first day of the period that contains T, of the kind `order` (0 day,
+    /// 1 ISO week, 2 month).
+    pub(super) fn current_start(&self, order: i64) -> i64 {
+        match order {
+            0 => self.today,
+            1 => self.week_now,
+            _ => self.month_now,
+        }
+    }
 }
 
 /// A dense series: one [`Day`] per calendar day from `first` to T.
