@@ -61,7 +61,7 @@ fn view_sql(spec: &TableSpec, cut: &str, history_current: bool) -> String {
 
 /// Whether a sync run observed the service at or after `cut`, so that some history
 /// row may still have been current then (see the module's doc).
-fn history_current_at(conn: &Connection, cut: &str) -> rusqlite::Result<bool> {
+pub(crate) fn history_current_at(conn: &Connection, cut: &str) -> rusqlite::Result<bool> {
     conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM main.sync_runs WHERE observed_at >= ?1)",
         [cut],

@@ -22,6 +22,9 @@ struct Migration {
     version: i64,
     what: &'static str,
     sql: fn() -> String,
+    /// Rows the step derives from what the mirror holds, written after `sql` in the
+    /// same transaction.
+    fill: Option<fn(&Connection) -> rusqlite::Result<()>>,
 }
 
 const MIGRATIONS: &[Migration] = &[
@@ -29,31 +32,43 @@ const MIGRATIONS: &[Migration] = &[
         version: 1,
         what: "mirrored tables, their history, sync bookkeeping, raw documents",
         sql: v1,
+        fill: None,
     },
     Migration {
         version: 2,
         what: "indexes for as-of reads of history; retry count on sync errors",
         sql: v2,
+        fill: None,
     },
     Migration {
         version: 3,
         what: "entitlement limits stored without loss (NUMERIC: whole numbers as integers)",
         sql: v3,
+        fill: None,
     },
     Migration {
         version: 4,
         what: "alert state, alert runs and the alert outbox",
         sql: v4,
+        fill: None,
     },
     Migration {
         version: 5,
         what: "organization_projects: the projects each get-organization answer lists",
         sql: v5,
+        fill: None,
     },
     Migration {
         version: 6,
         what: "raw_documents: the body is the last column",
         sql: v6,
+        fill: None,
+    },
+    Migration {
+        version: 7,
+        what: "daily_compute: each user's daily compute figures packed in one row",
+        sql: v7,
+        fill: Some(crate::mirror::compute_series::fill),
     },
 ];
 
@@ -223,6 +238,12 @@ fn v6() -> String {
     .to_string()
 }
 
+/// `compute_trends` reads a user's days from one packed row instead of a row per day
+/// (`crate::mirror::compute_series`). A NULL series sends readers to `daily_metrics`.
+fn v7() -> String {
+    "CREATE TABLE daily_compute (user_id INTEGER PRIMARY KEY, series BLOB);".to_string()
+}
+
 /// The alerts' bookkeeping (`crate::alerts`): one row per condition that has ever
 /// held, one per evaluation, and the events waiting for (or done with) delivery.
 fn v4() -> String {
@@ -296,6 +317,9 @@ pub fn migrate_to(conn: &mut Connection, target: i64) -> rusqlite::Result<Vec<i6
     {
         let tx = conn.transaction()?;
         tx.execute_batch(&(step.sql)())?;
+        if let Some(fill) = step.fill {
+            fill(&tx)?;
+        }
         tx.execute(
             "INSERT INTO schema_migrations (version, applied_at, what) VALUES (?1, ?2, ?3)",
             rusqlite::params![step.version, crate::mirror::now_text(), step.what],

@@ -7,8 +7,9 @@
 //! A row written twice in the same run is overwritten in place: one run is one
 //! instant, and a zero-length version in history would be noise.
 
+use crate::mirror::compute_series;
 use crate::mirror::row_stmt::RowStatement;
-use crate::mirror::spec::TableSpec;
+use crate::mirror::spec::{DAILY_METRICS, TableSpec};
 use rusqlite::types::Value;
 use rusqlite::{Connection, Statement, Transaction, params_from_iter};
 use std::collections::{HashMap, HashSet};
@@ -459,7 +460,9 @@ impl TableWriter<'_> {
     ) -> rusqlite::Result<WriteStats> {
         let mut current = self.scope_rows(scope)?;
         if current.is_empty() {
-            return self.insert_all(&rows);
+            let stats = self.insert_all(&rows)?;
+            self.keep_derived(scope, Some(&rows), stats)?;
+            return Ok(stats);
         }
         let mut stats = WriteStats::default();
         for row in &rows {
@@ -476,7 +479,35 @@ impl TableWriter<'_> {
                 }
             }
         }
+        self.keep_derived(scope, None, stats)?;
         Ok(stats)
+    }
+
+    /// Brings what is derived from this table's rows in step with a scope just
+    /// written: a user's packed daily compute series (`daily_compute`) follows their
+    /// daily metrics. `all_rows` is every row the scope now holds, when the write
+    /// inserted them all into an empty scope (the series is built without reading
+    /// them back).
+    fn keep_derived(
+        &self,
+        scope: &[Value],
+        all_rows: Option<&[Row]>,
+        stats: WriteStats,
+    ) -> rusqlite::Result<()> {
+        let changed = stats.inserted + stats.updated + stats.removed > 0;
+        if self.sql.spec.name != DAILY_METRICS.name || !changed {
+            return Ok(());
+        }
+        let [Value::Integer(user)] = scope else {
+            return Ok(());
+        };
+        match all_rows {
+            Some(rows) => {
+                let rows: Vec<&[Value]> = rows.iter().map(|r| r.values.as_slice()).collect();
+                compute_series::write_new(self.conn, *user, &rows)
+            }
+            None => compute_series::refresh(self.conn, *user),
+        }
     }
 
     /// Inserts the rows of a scope that holds none yet, [`INSERT_CHUNK`] rows per

@@ -23,6 +23,7 @@ mod html;
 mod list_streaming;
 mod numbers;
 mod outages;
+mod packed_series;
 mod parsing_props;
 mod rate_limits;
 mod report_cli;

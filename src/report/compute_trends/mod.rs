@@ -221,6 +221,7 @@ fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Vec<Rows>, Names), ReportE
         today: span.today,
     };
     let chunks = read::chunks(ctx)?;
+    let source = read::source(ctx)?;
     // The chunks are split in two halves, the second read on its own connection in
     // another thread; each half keeps its own white label sums, added up after.
     let (low, high) = chunks.split_at(chunks.len() / 2);
@@ -228,9 +229,12 @@ fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Vec<Rows>, Names), ReportE
     let (first, second) = std::thread::scope(|scope| {
         let own = OwnConnection::like(ctx);
         let other = scope.spawn(move || {
-            own.run(|ctx| user_rows(ctx, high, calendar, &span.periods, whitelabel_of))
+            own.run(|ctx| {
+                let periods = &span.periods;
+                user_rows(ctx, (source, high), calendar, periods, whitelabel_of)
+            })
         });
-        let first = user_rows(ctx, low, calendar, &span.periods, whitelabel_of);
+        let first = user_rows(ctx, (source, low), calendar, &span.periods, whitelabel_of);
         (first, unpanicked(report, other.join()))
     });
     let (first_rows, mut sums) = first?;
@@ -260,11 +264,11 @@ fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Vec<Rows>, Names), ReportE
     Ok((vec![first_rows, second_rows, whitelabel_rows], names))
 }
 
-/// The output rows of the users in `chunks` (read one chunk at a time), and their
-/// days added up per white label.
+/// The output rows of the users in `chunks` (read one chunk at a time from `source`),
+/// and their days added up per white label.
 fn user_rows(
     ctx: &Ctx<'_>,
-    chunks: &[read::IdRange],
+    (source, chunks): (read::Source, &[read::IdRange]),
     calendar: Calendar,
     periods: &Periods,
     whitelabel_of: &HashMap<i64, i64>,
@@ -273,7 +277,7 @@ fn user_rows(
     let mut sums = WhitelabelDays::new(calendar, whitelabel_of.values().copied().collect());
     let mut days = UserDays::new(calendar);
     for &range in chunks {
-        read::read_chunk(ctx, range, calendar.first, |user, day, values| {
+        read::read_chunk(ctx, source, range, calendar.first, |user, day, values| {
             days.add(user, day, values)
         })?;
         days.drain(|user, first, days| {
