@@ -70,8 +70,11 @@ per_org AS (
     -- year). `seconds` is NULL (no data) when none of its projects has project info;
     -- an organization without projects has no row here and gets 0 projects and 0
     -- seconds. One CTE, so the organizations are matched against one per-organization
-    -- list, not two.
-    SELECT a.organization_id,
+    -- list, not two. The CAST gives the key INTEGER affinity, like `o.id`: a key
+    -- computed by COALESCE has none, and SQLite then builds no index on this list
+    -- for the join and scans it once per organization (0.5 s over 4,555
+    -- organizations).
+    SELECT CAST(a.organization_id AS INTEGER) AS organization_id,
            SUM(a.deleted_date IS NULL OR a.deleted_date >= :cutoff) AS live,
            SUM(i.compute_time_used_ms) / 1000.0 AS seconds
     FROM attributed a
