@@ -6,7 +6,7 @@
 //! `query`) open it read-only and see it "as of" a date through the `asof` views.
 
 pub(crate) mod asof;
-pub(crate) mod compute_series;
+pub(crate) mod daily_series;
 pub mod error;
 pub(crate) mod guard;
 pub mod key_set;

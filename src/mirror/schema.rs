@@ -66,9 +66,9 @@ const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 7,
-        what: "daily_compute: each user's daily compute figures packed in one row",
+        what: "daily_series: each user's daily compute and storage figures packed in one row",
         sql: v7,
-        fill: Some(crate::mirror::compute_series::fill),
+        fill: Some(crate::mirror::daily_series::fill),
     },
 ];
 
@@ -238,10 +238,11 @@ fn v6() -> String {
     .to_string()
 }
 
-/// `compute_trends` reads a user's days from one packed row instead of a row per day
-/// (`crate::mirror::compute_series`). A NULL series sends readers to `daily_metrics`.
+/// `compute_trends` and `usage_summary` read a user's days from one packed row instead
+/// of a row per day (`crate::mirror::daily_series`). A NULL series sends readers to
+/// `daily_metrics`.
 fn v7() -> String {
-    "CREATE TABLE daily_compute (user_id INTEGER PRIMARY KEY, series BLOB);".to_string()
+    "CREATE TABLE daily_series (user_id INTEGER PRIMARY KEY, series BLOB);".to_string()
 }
 
 /// The alerts' bookkeeping (`crate::alerts`): one row per condition that has ever

@@ -624,11 +624,12 @@ pub fn markdown() -> String {
          requests, bytes, row counts), `sync_errors` (one row per failure: operation, entity, \
          HTTP status, message, attempts), `raw_documents` (the latest body of every fetched \
          document, so fields the models do not name are kept), `schema_migrations`.\n\n\
-         Derived: `daily_compute` (one row per white label user with live daily metrics: \
-         `user_id` and `series`, their days' CPU, GPU and compute seconds packed in one \
-         blob, rewritten with the user's `daily_metrics` rows in the same transaction; \
-         `compute_trends` reads it instead of a row per day. NULL when a day or value has \
-         no packed form: readers then use `daily_metrics`).\n",
+         Derived: `daily_series` (one row per white label user with live daily metrics: \
+         `user_id` and `series`, their days' CPU, GPU and compute seconds and storage bytes \
+         added and deleted packed in one blob, rewritten with the user's `daily_metrics` \
+         rows in the same transaction; `compute_trends` and `usage_summary` read it instead \
+         of a row per day. NULL when a day or value has no packed form: readers then use \
+         `daily_metrics`).\n",
     );
     out.push_str(
         "\nAlerts (docs/alerts.md): `alert_state` (one row per condition that has ever held: \

@@ -7,7 +7,7 @@
 //! A row written twice in the same run is overwritten in place: one run is one
 //! instant, and a zero-length version in history would be noise.
 
-use crate::mirror::compute_series;
+use crate::mirror::daily_series;
 use crate::mirror::row_stmt::RowStatement;
 use crate::mirror::spec::{DAILY_METRICS, TableSpec};
 use rusqlite::types::Value;
@@ -484,7 +484,7 @@ impl TableWriter<'_> {
     }
 
     /// Brings what is derived from this table's rows in step with a scope just
-    /// written: a user's packed daily compute series (`daily_compute`) follows their
+    /// written: a user's packed daily series (`daily_series`) follows their
     /// daily metrics. `all_rows` is every row the scope now holds, when the write
     /// inserted them all into an empty scope (the series is built without reading
     /// them back).
@@ -504,9 +504,9 @@ impl TableWriter<'_> {
         match all_rows {
             Some(rows) => {
                 let rows: Vec<&[Value]> = rows.iter().map(|r| r.values.as_slice()).collect();
-                compute_series::write_new(self.conn, *user, &rows)
+                daily_series::write_new(self.conn, *user, &rows)
             }
-            None => compute_series::refresh(self.conn, *user),
+            None => daily_series::refresh(self.conn, *user),
         }
     }
 

@@ -21,6 +21,7 @@ pub mod error;
 pub(crate) mod export;
 pub(crate) mod frame;
 pub(crate) mod html;
+pub(crate) mod packed;
 pub(crate) mod pii;
 pub(crate) mod sql;
 pub(crate) mod status;

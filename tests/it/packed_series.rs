@@ -1,7 +1,8 @@
-//! `compute_trends` reads each user's days from the packed series the sync keeps in
-//! `daily_compute`; a report whose `daily` section is not the shipped one reads the
-//! daily metrics row by row. Over a synced sandbox world, moved on and synced again
-//! (days revised and added), both give the same report, byte for byte.
+//! `compute_trends` and `usage_summary` read each user's days from the packed series
+//! the sync keeps in `daily_series`; a report whose section over the daily metrics is
+//! not the shipped one reads them row by row. Over a synced sandbox world, moved on
+//! and synced again (days revised and added), both give the same reports, byte for
+//! byte.
 
 use crate::common;
 use orgledger::mirror::runs::RunStatus;
@@ -10,40 +11,51 @@ use orgledger::sandbox::Profile;
 use orgledger::sync;
 use std::path::Path;
 
-/// Builds `compute_trends` as of `as_of` in CSV and returns the file's text.
-fn compute_trends_csv(
+/// The two reports that read the packed series, and the section each reads them for.
+const READERS: [(&str, &str); 2] = [("compute_trends", "daily"), ("usage_summary", "storage")];
+
+/// Builds the [`READERS`] as of `as_of` in CSV and returns their files' text.
+fn reports_csv(
     db: &Path,
     out: &Path,
     as_of: chrono::NaiveDate,
     queries: Option<&Path>,
-) -> String {
+) -> Vec<String> {
     let mut opts = ReportOptions::new(db, as_of);
-    opts.names = vec!["compute_trends".into()];
+    opts.names = READERS.iter().map(|(name, _)| name.to_string()).collect();
     opts.formats = vec![Format::Csv];
     opts.out_root = out.to_path_buf();
     opts.queries_dir = queries.map(Path::to_path_buf);
-    let dir = report::run(&opts).expect("compute_trends builds").dir;
-    std::fs::read_to_string(dir.join("compute_trends.csv")).expect("the report's CSV")
+    let dir = report::run(&opts).expect("the reports build").dir;
+    READERS
+        .iter()
+        .map(|(name, _)| std::fs::read_to_string(dir.join(format!("{name}.csv"))).expect("a CSV"))
+        .collect()
 }
 
-/// A queries folder whose `compute_trends.sql` is the shipped one with a comment
-/// added to its `daily` section, so the report reads the daily metrics row by row.
+/// A queries folder holding the shipped SQL of the [`READERS`] with a comment added
+/// to the section each reads the series for, so they read the daily metrics row by row.
 fn commented_queries(root: &Path) -> std::path::PathBuf {
-    let shipped = include_str!("../../queries/compute_trends.sql");
-    let marker = "-- part: daily\n";
-    assert!(shipped.contains(marker));
-    let text = shipped.replace(
-        marker,
-        &format!("{marker}-- the same figures, row by row\n"),
-    );
     let dir = root.join("queries");
     std::fs::create_dir_all(&dir).expect("queries folder");
-    std::fs::write(dir.join("compute_trends.sql"), text).expect("override");
+    let shipped = [
+        include_str!("../../queries/compute_trends.sql"),
+        include_str!("../../queries/usage_summary.sql"),
+    ];
+    for ((name, part), text) in READERS.iter().zip(shipped) {
+        let marker = format!("-- part: {part}\n");
+        assert!(text.contains(&marker), "{name} has a {part} section");
+        let text = text.replace(
+            &marker,
+            &format!("{marker}-- the same figures, row by row\n"),
+        );
+        std::fs::write(dir.join(format!("{name}.sql")), text).expect("override");
+    }
     dir
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn compute_trends_from_the_packed_series_equals_compute_trends_from_the_daily_rows() {
+async fn reports_from_the_packed_series_equal_reports_from_the_daily_rows() {
     let sb = common::sandbox(Profile::Small).await;
     let (dir, db) = common::scratch();
     let (client, opts) = (common::admin(&sb), common::sync_opts(&sb, &db));
@@ -69,7 +81,7 @@ async fn compute_trends_from_the_packed_series_equals_compute_trends_from_the_da
     assert_eq!(
         common::count(
             &conn,
-            "SELECT COUNT(*) FROM daily_compute WHERE series IS NOT NULL"
+            "SELECT COUNT(*) FROM daily_series WHERE series IS NOT NULL"
         ),
         users_with_days,
         "every user with days has a packed series"
@@ -88,13 +100,34 @@ async fn compute_trends_from_the_packed_series_equals_compute_trends_from_the_da
     drop(conn);
 
     let as_of = common::start_date() + chrono::Duration::days(2);
-    let packed = compute_trends_csv(&db, &dir.path().join("packed"), as_of, None);
+    let packed = reports_csv(&db, &dir.path().join("packed"), as_of, None);
     let queries = commented_queries(dir.path());
-    let rows = compute_trends_csv(&db, &dir.path().join("rows"), as_of, Some(&queries));
+    let rows = reports_csv(&db, &dir.path().join("rows"), as_of, Some(&queries));
     assert!(
-        packed.lines().count() > 1000,
+        packed[0].lines().count() > 1000,
         "{} lines",
-        packed.lines().count()
+        packed[0].lines().count()
     );
-    assert!(packed == rows, "the two reads of the daily metrics differ");
+    let header: Vec<&str> = packed[1]
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .collect();
+    let growth = header
+        .iter()
+        .position(|c| *c == "storage_growth_bytes")
+        .expect("a storage growth column");
+    let grown = packed[1]
+        .lines()
+        .skip(1)
+        .filter(|l| !matches!(l.split(',').nth(growth), None | Some("") | Some("0")))
+        .count();
+    assert!(grown > 10, "{grown} usage_summary rows with storage growth");
+    for (i, (name, _)) in READERS.iter().enumerate() {
+        assert!(
+            packed[i] == rows[i],
+            "{name}: the two reads of the daily metrics differ"
+        );
+    }
 }

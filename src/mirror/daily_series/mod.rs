@@ -1,75 +1,86 @@
-//! `daily_compute`: each white label user's live daily compute figures (day, CPU, GPU
-//! and total compute seconds from `daily_metrics`) packed into one blob per user.
+//! `daily_series`: each white label user's live daily figures that reports read for
+//! every day (CPU, GPU and total compute seconds, storage bytes added and deleted,
+//! from `daily_metrics`), packed into one row per user.
 //!
-//! `compute_trends` needs those four columns of every day of 13 months for every
-//! user. Read from `daily_metrics` that is one SQLite row per user and day (1.3 M on
-//! a large mirror, 13 M on xlarge), and stepping through the rows of a 25-column
-//! table is most of the report's CPU. Read from here it is one row per user. The
-//! writer keeps the series in step with the user's rows in the same transaction
+//! `compute_trends` needs every day of 13 months for every user, `usage_summary` the
+//! last 30. Read from `daily_metrics` that is one SQLite row per user and day (1.3 M
+//! on a large mirror, 13 M on xlarge), and stepping through the rows of a 25-column
+//! table was most of those reports' CPU. Read from here it is one row per user. The
+//! writer keeps a user's series in step with their rows in the same transaction
 //! ([`refresh`] after a scope changed, [`write_new`] for a scope written whole), and
-//! migration 7 fills it for mirrors written before it.
+//! migration 7 fills the table for mirrors written before it. The bytes are in
+//! `codec`.
 //!
-//! A series is a format byte, then one record per day in day order: the gap in days
-//! from the previous record (from day 0, 1970-01-01, for the first) and the three
-//! values, each null, an integer or a real, in bincode's standard form (variable
-//! length integers). A user with a live row whose day is not `YYYY-MM-DD` or whose
-//! value is neither null nor a number gets a NULL series: readers then take the
-//! figures from `daily_metrics` itself, where such a row is reported.
+//! A user with a live row whose day is not `YYYY-MM-DD`, whose compute value is
+//! neither null nor a number, or whose storage value is not a whole number gets a
+//! NULL series: readers then take every user's figures from `daily_metrics`, where
+//! such a row is reported.
+
+mod codec;
 
 use crate::mirror::spec::DAILY_METRICS;
 use crate::report::dates::parse_day_bytes;
-use bincode::{Decode, Encode};
-use rusqlite::types::{Value, ValueRef};
+use rusqlite::types::{Value as Sql, ValueRef};
 use rusqlite::{Connection, params};
 
-/// The first byte of every series written by this build.
-const FORMAT: u8 = 1;
+/// Values per day.
+pub const VALUES: usize = 5;
 
-/// The `daily_metrics` columns a series holds, after the day.
-pub const VALUE_COLUMNS: [&str; 3] = [
+/// The `daily_metrics` columns a series holds, after the day, in record order.
+pub const COLUMNS: [&str; VALUES] = [
     "cpu_compute_time_seconds",
     "gpu_compute_time_seconds",
     "compute_time_seconds",
+    "storage_bytes_added",
+    "storage_bytes_deleted",
 ];
 
+/// Where each of [`COLUMNS`] sits in a record.
+pub const CPU: usize = 0;
+/// See [`CPU`].
+pub const GPU: usize = 1;
+/// See [`CPU`].
+pub const COMPUTE: usize = 2;
+/// See [`CPU`].
+pub const STORAGE_ADDED: usize = 3;
+/// See [`CPU`].
+pub const STORAGE_DELETED: usize = 4;
+
 /// One of a day's values.
-#[derive(Debug, Clone, Copy, PartialEq, Encode, Decode)]
-enum Cell {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// No value.
     Null,
+    /// A whole number.
     Int(i64),
+    /// A real number (compute columns only).
     Real(f64),
 }
 
-impl Cell {
-    fn of(value: ValueRef<'_>) -> Option<Cell> {
+impl Value {
+    /// The packed form of a stored value in column `i` of [`COLUMNS`], if it has one.
+    fn of(i: usize, value: ValueRef<'_>) -> Option<Value> {
         match value {
-            ValueRef::Null => Some(Cell::Null),
-            ValueRef::Integer(n) => Some(Cell::Int(n)),
-            ValueRef::Real(f) => Some(Cell::Real(f)),
-            ValueRef::Text(_) | ValueRef::Blob(_) => None,
+            ValueRef::Null => Some(Value::Null),
+            ValueRef::Integer(n) => Some(Value::Int(n)),
+            ValueRef::Real(f) if i < STORAGE_ADDED => Some(Value::Real(f)),
+            _ => None,
         }
     }
 
     /// The value as the reports read a number: integers as `f64`.
-    fn number(self) -> Option<f64> {
+    pub fn number(self) -> Option<f64> {
         match self {
-            Cell::Null => None,
-            Cell::Int(n) => Some(n as f64),
-            Cell::Real(f) => Some(f),
+            Value::Null => None,
+            Value::Int(n) => Some(n as f64),
+            Value::Real(f) => Some(f),
         }
     }
 }
 
-/// One record of a series.
-#[derive(Debug, Encode, Decode)]
-struct Record {
-    gap: i64,
-    values: [Cell; 3],
-}
-
 /// A series that cannot be read back (written by a later build, or damaged).
 #[derive(Debug, thiserror::Error)]
-#[error("daily_compute series of user {user} cannot be read: {why}")]
+#[error("daily_series of user {user} cannot be read: {why}")]
 pub struct Unreadable {
     /// The user whose series it is.
     pub user: i64,
@@ -77,142 +88,165 @@ pub struct Unreadable {
     pub why: String,
 }
 
-/// Packs one user's days, given as `[day, cpu, gpu, compute]` in any order. None when
-/// a day or a value has no packed form (see the module's doc).
-pub fn encode<'a>(days: impl IntoIterator<Item = [ValueRef<'a>; 4]>) -> Option<Vec<u8>> {
-    let mut parsed: Vec<(i64, [Cell; 3])> = Vec::new();
-    for [day, cpu, gpu, compute] in days {
-        let ValueRef::Text(text) = day else {
+/// Packs one user's days, each given as the day followed by the values of
+/// [`COLUMNS`], in any order. None when a day or a value has no packed form.
+pub fn encode<'a>(days: impl IntoIterator<Item = [ValueRef<'a>; VALUES + 1]>) -> Option<Vec<u8>> {
+    let mut parsed: Vec<(i64, [Value; VALUES])> = Vec::new();
+    for row in days {
+        let ValueRef::Text(text) = row[0] else {
             return None;
         };
         let day = parse_day_bytes(text).filter(|_| text.len() == 10)?;
-        parsed.push((day, [Cell::of(cpu)?, Cell::of(gpu)?, Cell::of(compute)?]));
+        let mut values = [Value::Null; VALUES];
+        for (i, value) in values.iter_mut().enumerate() {
+            *value = Value::of(i, row[i + 1])?;
+        }
+        parsed.push((day, values));
     }
-    parsed.sort_unstable_by_key(|&(day, _)| day);
-    let mut out = vec![FORMAT];
+    // Newest first: readers want the last days, and stop at the oldest they use.
+    parsed.sort_unstable_by_key(|&(day, _)| std::cmp::Reverse(day));
+    let mut out = Vec::with_capacity(1 + 10 * parsed.len());
+    out.push(codec::FORMAT);
     let mut previous = 0;
-    for (day, values) in parsed {
-        let record = Record {
-            gap: day - previous,
-            values,
-        };
-        previous = day;
-        bincode::encode_into_std_write(&record, &mut out, bincode::config::standard()).ok()?;
+    for (day, values) in &parsed {
+        codec::put_record(&mut out, day - previous, values);
+        previous = *day;
     }
     Some(out)
 }
 
-/// Hands each day of a series to `each` as `(day number, [cpu, gpu, compute])`, in
-/// day order.
+/// Hands each day of a series from the newest back to `oldest` to `each` as
+/// `(day number, values)`; the older days are not decoded.
 pub fn decode(
     user: i64,
     series: &[u8],
-    mut each: impl FnMut(i64, [Option<f64>; 3]),
+    oldest: i64,
+    mut each: impl FnMut(i64, &[Value; VALUES]),
 ) -> Result<(), Unreadable> {
     let unreadable = |why: String| Unreadable { user, why };
-    let Some((&format, mut rest)) = series.split_first() else {
+    let Some((&format, rest)) = series.split_first() else {
         return Err(unreadable("it is empty".into()));
     };
-    if format != FORMAT {
+    if format != codec::FORMAT {
         return Err(unreadable(format!("unknown format {format}")));
     }
-    let mut day = 0;
-    while !rest.is_empty() {
-        let (record, used): (Record, usize) =
-            bincode::decode_from_slice(rest, bincode::config::standard())
-                .map_err(|e| unreadable(e.to_string()))?;
-        rest = &rest[used..];
-        day += record.gap;
-        each(day, record.values.map(Cell::number));
+    let mut reader = codec::Reader { bytes: rest, at: 0 };
+    let mut day = 0i64;
+    while reader.at < rest.len() {
+        let start = reader.at;
+        let Some((gap, values)) = reader.record() else {
+            return Err(unreadable(format!(
+                "the record at byte {} is cut short or damaged",
+                start + 1
+            )));
+        };
+        day = day.wrapping_add(gap);
+        if day < oldest {
+            break;
+        }
+        each(day, &values);
     }
     Ok(())
 }
 
-/// Positions of the day and the [`VALUE_COLUMNS`] in a `daily_metrics` row.
-fn row_positions() -> [usize; 4] {
+/// Positions of the day and of [`COLUMNS`] in a `daily_metrics` row.
+fn row_positions() -> [usize; VALUES + 1] {
     let at = |name: &str| {
         DAILY_METRICS
             .all_columns()
             .position(|c| c.name == name)
             .unwrap_or(usize::MAX)
     };
-    [
-        at("day"),
-        at(VALUE_COLUMNS[0]),
-        at(VALUE_COLUMNS[1]),
-        at(VALUE_COLUMNS[2]),
-    ]
+    let mut out = [at("day"); VALUES + 1];
+    for (slot, name) in out[1..].iter_mut().zip(COLUMNS) {
+        *slot = at(name);
+    }
+    out
 }
 
 /// A row's value at `i` (NULL past its end).
-fn cell(row: &[Value], i: usize) -> ValueRef<'_> {
+fn cell(row: &[Sql], i: usize) -> ValueRef<'_> {
     row.get(i).map_or(ValueRef::Null, ValueRef::from)
 }
 
 /// Stores the series of a user whose daily metrics were all just inserted as `rows`
 /// (values in [`DAILY_METRICS`] column order), without reading them back.
-pub fn write_new(conn: &Connection, user: i64, rows: &[&[Value]]) -> rusqlite::Result<()> {
+pub fn write_new(conn: &Connection, user: i64, rows: &[&[Sql]]) -> rusqlite::Result<()> {
     let at = row_positions();
     let series = encode(rows.iter().map(|row| at.map(|i| cell(row, i))));
     store(conn, user, series)
 }
 
+/// The statement that reads users' live days, the day and [`COLUMNS`] first.
+fn days_sql(filter: &str) -> String {
+    format!(
+        "SELECT day, {} , user_id FROM main.daily_metrics WHERE {filter}",
+        COLUMNS.join(", ")
+    )
+}
+
+/// The day and [`COLUMNS`] of a row read through [`days_sql`].
+fn days_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<[Sql; VALUES + 1]> {
+    let mut out = [const { Sql::Null }; VALUES + 1];
+    for (i, slot) in out.iter_mut().enumerate() {
+        *slot = row.get(i)?;
+    }
+    Ok(out)
+}
+
+/// Packs days read through [`days_sql`].
+fn encode_rows(days: &[[Sql; VALUES + 1]]) -> Option<Vec<u8>> {
+    encode(days.iter().map(|d| d.each_ref().map(ValueRef::from)))
+}
+
 /// Rebuilds a user's series from the live `daily_metrics` rows (after a write changed
 /// some of them).
 pub fn refresh(conn: &Connection, user: i64) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT day, {} FROM main.daily_metrics WHERE user_id = ?1 AND removed_at IS NULL",
-        VALUE_COLUMNS.join(", ")
-    ))?;
+    let mut stmt = conn.prepare_cached(&days_sql("user_id = ?1 AND removed_at IS NULL"))?;
     let mut rows = stmt.query([user])?;
-    let mut days: Vec<[Value; 4]> = Vec::new();
+    let mut days = Vec::new();
     while let Some(row) = rows.next()? {
-        days.push([row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?]);
+        days.push(days_row(row)?);
     }
     if days.is_empty() {
-        conn.prepare_cached("DELETE FROM main.daily_compute WHERE user_id = ?1")?
+        conn.prepare_cached("DELETE FROM main.daily_series WHERE user_id = ?1")?
             .execute([user])?;
         return Ok(());
     }
-    let series = encode(days.iter().map(|d| d.each_ref().map(ValueRef::from)));
-    store(conn, user, series)
+    store(conn, user, encode_rows(&days))
 }
 
 fn store(conn: &Connection, user: i64, series: Option<Vec<u8>>) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "INSERT INTO main.daily_compute (user_id, series) VALUES (?1, ?2) \
+        "INSERT INTO main.daily_series (user_id, series) VALUES (?1, ?2) \
          ON CONFLICT (user_id) DO UPDATE SET series = excluded.series",
     )?
     .execute(params![user, series])?;
     Ok(())
 }
 
-/// Fills `daily_compute` from `daily_metrics` (migration 7): one pass in key order,
+/// Fills `daily_series` from `daily_metrics` (migration 7): one pass in key order,
 /// one user's days held at a time.
 pub fn fill(conn: &Connection) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT user_id, day, {} FROM main.daily_metrics WHERE removed_at IS NULL \
-         ORDER BY user_id, day",
-        VALUE_COLUMNS.join(", ")
-    ))?;
+    let mut stmt = conn.prepare(&(days_sql("removed_at IS NULL") + " ORDER BY user_id, day"))?;
     let mut rows = stmt.query([])?;
     let mut user: Option<i64> = None;
-    let mut days: Vec<[Value; 4]> = Vec::new();
-    let flush = |user: Option<i64>, days: &mut Vec<[Value; 4]>| -> rusqlite::Result<()> {
-        if let Some(user) = user {
-            let series = encode(days.iter().map(|d| d.each_ref().map(ValueRef::from)));
-            store(conn, user, series)?;
-        }
+    let mut days = Vec::new();
+    let flush = |user: Option<i64>, days: &mut Vec<[Sql; VALUES + 1]>| {
+        let stored = match user {
+            Some(user) => store(conn, user, encode_rows(days)),
+            None => Ok(()),
+        };
         days.clear();
-        Ok(())
+        stored
     };
     while let Some(row) = rows.next()? {
-        let id: Option<i64> = row.get(0)?;
+        let id: Option<i64> = row.get(VALUES + 1)?;
         if id != user {
             flush(user, &mut days)?;
             user = id;
         }
-        days.push([row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?]);
+        days.push(days_row(row)?);
     }
     flush(user, &mut days)
 }
@@ -225,72 +259,115 @@ mod tests {
         ValueRef::Text(s.as_bytes())
     }
 
-    /// Days as `(day number, [cpu, gpu, compute])`.
-    type Days = Vec<(i64, [Option<f64>; 3])>;
+    fn int(n: i64) -> ValueRef<'static> {
+        ValueRef::Integer(n)
+    }
 
-    fn unpack(series: &[u8]) -> Days {
+    const NULL: ValueRef<'static> = ValueRef::Null;
+
+    fn day_of(text: &str) -> i64 {
+        parse_day_bytes(text.as_bytes()).expect("a day")
+    }
+
+    /// Days as `(day number, values)`, newest first.
+    type Days = Vec<(i64, [Value; VALUES])>;
+
+    fn unpack(series: &[u8], oldest: i64) -> Days {
         let mut out = Vec::new();
-        decode(7, series, |day, values| out.push((day, values))).expect("decode");
+        decode(7, series, oldest, |day, values| out.push((day, *values))).expect("decode");
         out
     }
 
     #[test]
-    fn days_come_back_in_day_order_with_nulls_integers_and_reals() {
+    fn days_come_back_newest_first_with_nulls_integers_and_reals() {
         let series = encode([
             [
                 text("2026-03-02"),
-                ValueRef::Integer(5),
-                ValueRef::Null,
+                int(5),
+                NULL,
                 ValueRef::Real(1.5),
+                int(9),
+                NULL,
             ],
             [
                 text("2026-03-01"),
-                ValueRef::Integer(-3),
-                ValueRef::Integer(1 << 40),
-                ValueRef::Null,
+                int(-3),
+                int(1 << 40),
+                NULL,
+                NULL,
+                int(2),
             ],
-            [
-                text("1969-12-30"),
-                ValueRef::Integer(0),
-                ValueRef::Integer(0),
-                ValueRef::Integer(0),
-            ],
+            [text("1969-12-30"), int(0), int(0), int(0), int(0), int(0)],
         ])
         .expect("packable");
-        let march_1 = parse_day_bytes(b"2026-03-01").expect("day");
+        let march_1 = day_of("2026-03-01");
+        use Value::{Int, Null, Real};
         assert_eq!(
-            unpack(&series),
+            unpack(&series, i64::MIN),
             [
-                (-2, [Some(0.0), Some(0.0), Some(0.0)]),
-                (march_1, [Some(-3.0), Some((1u64 << 40) as f64), None]),
-                (march_1 + 1, [Some(5.0), None, Some(1.5)]),
+                (march_1 + 1, [Int(5), Null, Real(1.5), Int(9), Null]),
+                (march_1, [Int(-3), Int(1 << 40), Null, Null, Int(2)]),
+                (-2, [Int(0); VALUES]),
+            ]
+        );
+        assert_eq!(unpack(&series, march_1).len(), 2, "older days are not read");
+        assert_eq!(unpack(&series, march_1 + 2), []);
+    }
+
+    #[test]
+    fn the_extreme_integers_and_a_negative_real_survive() {
+        let (max, min) = (int(i64::MAX), int(i64::MIN));
+        let series = encode([[
+            text("2026-03-01"),
+            max,
+            min,
+            ValueRef::Real(-0.25),
+            min,
+            max,
+        ]])
+        .expect("packable");
+        let days = unpack(&series, i64::MIN);
+        assert_eq!(days[0].0, day_of("2026-03-01"));
+        assert_eq!(
+            days[0].1,
+            [
+                Value::Int(i64::MAX),
+                Value::Int(i64::MIN),
+                Value::Real(-0.25),
+                Value::Int(i64::MIN),
+                Value::Int(i64::MAX)
             ]
         );
     }
 
     #[test]
     fn a_day_or_value_without_a_packed_form_leaves_the_user_unpacked() {
-        let n = ValueRef::Integer(1);
-        assert!(encode([[text("2026-03-01T00:00:00Z"), n, n, n]]).is_none());
-        assert!(encode([[text("2026-02-30"), n, n, n]]).is_none());
-        assert!(encode([[ValueRef::Integer(20_000), n, n, n]]).is_none());
-        assert!(encode([[text("2026-03-01"), text("12"), n, n]]).is_none());
+        let n = int(1);
+        assert!(encode([[text("2026-03-01T00:00:00Z"), n, n, n, n, n]]).is_none());
+        assert!(encode([[text("2026-02-30"), n, n, n, n, n]]).is_none());
+        assert!(encode([[int(20_000), n, n, n, n, n]]).is_none());
+        assert!(encode([[text("2026-03-01"), text("12"), n, n, n, n]]).is_none());
+        // Storage figures are whole bytes; a real one has no packed form.
+        assert!(encode([[text("2026-03-01"), n, n, n, ValueRef::Real(0.5), n]]).is_none());
+        assert!(encode([[text("2026-03-01"), ValueRef::Real(0.5), n, n, n, n]]).is_some());
     }
 
     #[test]
     fn a_series_of_another_format_or_cut_short_is_an_error_naming_the_user() {
-        let series = encode([[
-            text("2026-03-01"),
-            ValueRef::Integer(300),
-            ValueRef::Integer(1),
-            ValueRef::Null,
-        ]])
-        .expect("packable");
+        let series =
+            encode([[text("2026-03-01"), int(300), int(1), NULL, NULL, NULL]]).expect("packable");
         let cut = &series[..series.len() - 1];
-        let err = decode(42, cut, |_, _| {}).expect_err("cut short");
+        let err = decode(42, cut, i64::MIN, |_, _| {}).expect_err("cut short");
         assert!(err.to_string().contains("user 42"), "{err}");
-        assert!(decode(42, &[9], |_, _| {}).is_err());
-        assert!(decode(42, &[], |_, _| {}).is_err());
+        assert!(decode(42, &[9], i64::MIN, |_, _| {}).is_err());
+        assert!(decode(42, &[], i64::MIN, |_, _| {}).is_err());
+    }
+
+    #[test]
+    fn an_empty_list_of_days_packs_to_the_format_byte_alone() {
+        let series = encode([]).expect("packable");
+        assert_eq!(series, [codec::FORMAT]);
+        assert!(unpack(&series, i64::MIN).is_empty());
     }
 
     /// The days of `user` as its series holds them, and as `daily_metrics` does.
@@ -298,38 +375,40 @@ mod tests {
         let conn = Connection::open(path).expect("open");
         let series: Vec<u8> = conn
             .query_row(
-                "SELECT series FROM daily_compute WHERE user_id = ?1",
+                "SELECT series FROM daily_series WHERE user_id = ?1",
                 [user],
                 |r| r.get(0),
             )
             .expect("a series");
         let mut stmt = conn
-            .prepare(
-                "SELECT day, cpu_compute_time_seconds, gpu_compute_time_seconds, \
-                 compute_time_seconds FROM daily_metrics WHERE user_id = ?1 ORDER BY day",
-            )
+            .prepare(&days_sql("user_id = ?1 ORDER BY day DESC"))
             .expect("prepare");
         let rows = stmt
             .query_map([user], |r| {
-                let day: String = r.get(0)?;
-                Ok((
-                    parse_day_bytes(day.as_bytes()).unwrap_or(i64::MIN),
-                    [r.get(1)?, r.get(2)?, r.get(3)?],
-                ))
+                let row = days_row(r)?;
+                let mut values = [Value::Null; VALUES];
+                for (i, v) in values.iter_mut().enumerate() {
+                    *v = Value::of(i, ValueRef::from(&row[i + 1])).unwrap_or(Value::Null);
+                }
+                let Sql::Text(day) = &row[0] else {
+                    return Ok((i64::MIN, values));
+                };
+                Ok((day_of(day), values))
             })
             .expect("query")
             .collect::<Result<Vec<_>, _>>()
             .expect("rows");
-        (unpack(&series), rows)
+        (unpack(&series, i64::MIN), rows)
     }
 
-    fn day(user: i64, day: &str, cpu: i64) -> Vec<(&'static str, Value)> {
+    fn day(user: i64, day: &str, cpu: i64) -> Vec<(&'static str, Sql)> {
         use crate::report::testkit::{i, t};
         vec![
             ("user_id", i(user)),
             ("day", t(day)),
             ("cpu_compute_time_seconds", i(cpu)),
             ("gpu_compute_time_seconds", i(cpu % 3)),
+            ("storage_bytes_added", i(cpu * 1000)),
         ]
     }
 
@@ -358,7 +437,10 @@ mod tests {
         m.close();
         let (series, rows) = series_and_rows(&m.path, 7);
         assert_eq!(series.len(), 3);
-        assert_eq!(series[1].1, [Some(50.0), Some(2.0), None]);
+        assert_eq!(
+            series[1].1[..3],
+            [Value::Int(50), Value::Int(2), Value::Null]
+        );
         assert_eq!(series, rows);
     }
 
@@ -376,7 +458,7 @@ mod tests {
         });
         m.close();
         let conn = Connection::open(&m.path).expect("open");
-        conn.execute_batch("DELETE FROM daily_compute")
+        conn.execute_batch("DELETE FROM daily_series")
             .expect("empty it");
         fill(&conn).expect("fill");
         drop(conn);
@@ -385,12 +467,5 @@ mod tests {
             assert!(!series.is_empty());
             assert_eq!(series, rows, "user {user}");
         }
-    }
-
-    #[test]
-    fn an_empty_list_of_days_packs_to_the_format_byte_alone() {
-        let series = encode([]).expect("packable");
-        assert_eq!(series, [FORMAT]);
-        assert!(unpack(&series).is_empty());
     }
 }

@@ -1,14 +1,15 @@
 //! Reading the daily metrics, the one large input of the report (a year of days per
-//! user): only the five columns the report uses and the days from the horizon to T,
-//! one range of user ids at a time (each range a search of the primary key), so what
-//! is held at once is one chunk of users, not the table.
+//! user): only the columns the report uses and the days from the horizon to T, one
+//! range of user ids at a time, so what is held at once is one chunk of users, not the
+//! table. They come from the packed series (`crate::report::packed`) when those stand
+//! for the `daily` section, else from the section's rows (each range a search of the
+//! primary key).
 
-use crate::mirror::{asof, compute_series};
-use crate::report::Ctx;
+use crate::mirror::daily_series::{COMPUTE, CPU, GPU};
 use crate::report::dates::day_text;
 use crate::report::error::{ReportError, SqlSite};
 use crate::report::frame::{self, Kind};
-use crate::report::sql::Extract;
+use crate::report::{Ctx, packed};
 use rusqlite::types::Value;
 
 /// About this many users' days are read (and held) at once.
@@ -71,101 +72,42 @@ pub(super) fn chunks(ctx: &Ctx<'_>) -> Result<Vec<IdRange>, ReportError> {
 pub(super) enum Source {
     /// The `daily` section's rows: one row per user and day.
     Rows,
-    /// The packed series in `daily_compute` (`crate::mirror::compute_series`), one
-    /// row per user. They hold exactly the live rows of `main.daily_metrics`, so they
-    /// stand for the `daily` section only when it is the shipped one, the as-of views
-    /// read the main tables (no run observed the service after the cut-off), and
-    /// every user's days could be packed.
+    /// The packed series (`crate::report::packed`), when they stand for the section.
     Packed,
 }
 
-/// Which [`Source`] the report can read from.
+/// Which [`Source`] the report reads from.
 pub(super) fn source(ctx: &Ctx<'_>) -> Result<Source, ReportError> {
-    let shipped = crate::report::sql::embedded(&ctx.extract.report)
-        .map(|text| Extract::parse(&ctx.extract.report, String::new(), text));
-    let shipped_daily = shipped.as_ref().and_then(|e| e.part("daily").ok());
-    if shipped_daily != Some(ctx.extract.part("daily")?) {
-        return Ok(Source::Rows);
-    }
-    let site = || SqlSite::boxed(&ctx.extract.report, "main.daily_compute", "source");
-    let history = asof::history_current_at(ctx.conn, &asof::cutoff(ctx.as_of));
-    let unpacked = ctx.conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM main.daily_compute WHERE series IS NULL)",
-        [],
-        |row| row.get::<_, bool>(0),
-    );
-    match (history, unpacked) {
-        (Ok(false), Ok(false)) => Ok(Source::Packed),
-        (Ok(_), Ok(_)) => Ok(Source::Rows),
-        (Err(cause), _) | (_, Err(cause)) => Err(ReportError::Query {
-            site: site(),
-            cause,
-        }),
-    }
+    Ok(if packed::usable(ctx, "daily")? {
+        Source::Packed
+    } else {
+        Source::Rows
+    })
 }
 
 /// Reads the days of the users in `range` from `first_day` to T, handing each record
-/// with a user and a day to `record` as `(user, day, [cpu, gpu, compute])`, a user's
-/// days in day order.
+/// with a user and a day to `record` as `(user, day, [cpu, gpu, compute])`, users in
+/// id order (a user's days in any order).
 pub(super) fn read_chunk(
     ctx: &Ctx<'_>,
     source: Source,
     range: IdRange,
     first_day: i64,
-    record: impl FnMut(i64, i64, [Option<f64>; 3]),
-) -> Result<usize, ReportError> {
-    match source {
-        Source::Rows => read_rows(ctx, range, first_day, record),
-        Source::Packed => read_packed(ctx, range, first_day, record),
-    }
-}
-
-/// [`read_chunk`] from the packed series. The total is worked out as the shipped
-/// `daily` section does: compute time as sent, else CPU time plus 3 x GPU time.
-fn read_packed(
-    ctx: &Ctx<'_>,
-    range: IdRange,
-    first_day: i64,
     mut record: impl FnMut(i64, i64, [Option<f64>; 3]),
 ) -> Result<usize, ReportError> {
-    let site = |part: &str| SqlSite::boxed(&ctx.extract.report, "main.daily_compute", part);
-    let query_err = |cause| ReportError::Query {
-        site: site("series"),
-        cause,
-    };
-    let mut stmt = ctx
-        .conn
-        .prepare_cached(
-            "SELECT user_id, series FROM main.daily_compute              WHERE user_id BETWEEN ?1 AND ?2 AND series IS NOT NULL ORDER BY user_id",
-        )
-        .map_err(query_err)?;
-    let last = range.1.map_or(i64::MAX, |high| high - 1);
-    let bounds = (range.0.unwrap_or(i64::MIN), last);
-    let mut rows = stmt.query(bounds).map_err(query_err)?;
-    let mut count = 0;
-    let today = ctx.today;
-    while let Some(row) = rows.next().map_err(query_err)? {
-        let user: i64 = row.get(0).map_err(query_err)?;
-        let unreadable = |why: String| ReportError::BadValue {
-            site: site("series"),
-            column: "series".into(),
-            value: format!("user {user}: {why}"),
-            expected: "a packed daily compute series",
-        };
-        let series = row.get_ref(1).map_err(query_err)?;
-        let series = series
-            .as_blob()
-            .map_err(|_| unreadable("not a blob".into()))?;
-        compute_series::decode(user, series, |day, [cpu, gpu, compute]| {
-            if (first_day..=today).contains(&day) {
-                let total = compute.or_else(|| Some(cpu? + 3.0 * gpu?));
-                record(user, day, [cpu, gpu, total]);
-                count += 1;
-            }
-        })
-        .map_err(|bad| unreadable(bad.why))?;
+    if source == Source::Rows {
+        return read_rows(ctx, range, first_day, record);
     }
-    Ok(count)
+    let users = (
+        range.0.unwrap_or(i64::MIN),
+        range.1.map_or(i64::MAX, |high| high - 1),
+    );
+    packed::for_each_day(ctx, users, (first_day, ctx.today), |user, day, values| {
+        let [cpu, gpu, compute] = [CPU, GPU, COMPUTE].map(|i| values[i].number());
+        // As the shipped `daily` section: compute time as sent, else CPU + 3 x GPU.
+        let total = compute.or_else(|| Some(cpu? + 3.0 * gpu?));
+        record(user, day, [cpu, gpu, total]);
+    })
 }
 
 /// [`read_chunk`] from the `daily` section's rows.

@@ -3,10 +3,12 @@
 //! snapshot counts at the as-of date (stale projects, pending users, users without
 //! MFA, suspended users).
 
-use crate::report::Ctx;
+mod storage;
+
 use crate::report::cols::project;
 use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
+use crate::report::{Ctx, packed};
 use polars::prelude::*;
 
 /// The windows, in days.
@@ -124,7 +126,11 @@ fn read_inputs(ctx: &Ctx<'_>) -> Result<Inputs, ReportError> {
     let people = ctx.read("people", PEOPLE)?;
     let departed = ctx.read("departed", DEPARTED)?;
     let projects = ctx.read("projects", PROJECTS)?;
-    let storage = ctx.read("storage", STORAGE)?;
+    let storage = if packed::usable(ctx, "storage")? {
+        storage::read(ctx)?
+    } else {
+        ctx.read("storage", STORAGE)?
+    };
     Ok(Inputs {
         scopes,
         members: members_per_scope(&people),
