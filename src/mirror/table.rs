@@ -461,7 +461,7 @@ impl TableWriter<'_> {
         let mut current = self.scope_rows(scope)?;
         if current.is_empty() {
             let stats = self.insert_all(&rows)?;
-            self.keep_derived(scope, Some(&rows), stats)?;
+            self.keep_derived(scope, &rows, true, stats)?;
             return Ok(stats);
         }
         let mut stats = WriteStats::default();
@@ -479,19 +479,19 @@ impl TableWriter<'_> {
                 }
             }
         }
-        self.keep_derived(scope, None, stats)?;
+        self.keep_derived(scope, &rows, false, stats)?;
         Ok(stats)
     }
 
     /// Brings what is derived from this table's rows in step with a scope just
-    /// written: a user's packed daily series (`daily_series`) follows their
-    /// daily metrics. `all_rows` is every row the scope now holds, when the write
-    /// inserted them all into an empty scope (the series is built without reading
-    /// them back).
+    /// written with `rows`: a user's packed daily series (`daily_series`) follows
+    /// their daily metrics. `new_scope`: the scope held no rows before, so `rows` are
+    /// all it holds.
     fn keep_derived(
         &self,
         scope: &[Value],
-        all_rows: Option<&[Row]>,
+        rows: &[Row],
+        new_scope: bool,
         stats: WriteStats,
     ) -> rusqlite::Result<()> {
         let changed = stats.inserted + stats.updated + stats.removed > 0;
@@ -501,12 +501,11 @@ impl TableWriter<'_> {
         let [Value::Integer(user)] = scope else {
             return Ok(());
         };
-        match all_rows {
-            Some(rows) => {
-                let rows: Vec<&[Value]> = rows.iter().map(|r| r.values.as_slice()).collect();
-                daily_series::write_new(self.conn, *user, &rows)
-            }
-            None => daily_series::refresh(self.conn, *user),
+        let rows: Vec<&[Value]> = rows.iter().map(|r| r.values.as_slice()).collect();
+        if new_scope {
+            daily_series::write_new(self.conn, *user, &rows)
+        } else {
+            daily_series::merge(self.conn, *user, &rows)
         }
     }
 
