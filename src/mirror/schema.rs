@@ -240,9 +240,12 @@ fn v6() -> String {
 
 /// `compute_trends` and `usage_summary` read a user's days from one packed row instead
 /// of a row per day (`crate::mirror::daily_series`). A NULL series sends readers to
-/// `daily_metrics`.
+/// `daily_metrics`. `daily_series_kept` holds the last sync run that kept them.
 fn v7() -> String {
-    "CREATE TABLE daily_series (user_id INTEGER PRIMARY KEY, series BLOB);".to_string()
+    "CREATE TABLE daily_series (user_id INTEGER PRIMARY KEY, series BLOB);
+    CREATE TABLE daily_series_kept (run_id INTEGER NOT NULL);
+    INSERT INTO daily_series_kept SELECT COALESCE(MAX(id), 0) FROM sync_runs;"
+        .to_string()
 }
 
 /// The alerts' bookkeeping (`crate::alerts`): one row per condition that has ever

@@ -629,7 +629,9 @@ pub fn markdown() -> String {
          added and deleted packed in one blob, rewritten with the user's `daily_metrics` \
          rows in the same transaction; `compute_trends` and `usage_summary` read it instead \
          of a row per day. NULL when a day or value has no packed form: readers then use \
-         `daily_metrics`).\n",
+         `daily_metrics`), `daily_series_kept` (the last sync run that kept them; after a \
+         run by an earlier build readers use `daily_metrics` until the next sync rebuilds \
+         them).\n",
     );
     out.push_str(
         "\nAlerts (docs/alerts.md): `alert_state` (one row per condition that has ever held: \

@@ -5,7 +5,9 @@
 //! The series hold exactly the live rows of `main.daily_metrics`, so they stand for
 //! a section only when the section is the shipped one (a user's own SQL may compute
 //! anything), the as-of views read the main tables (no run observed the service after
-//! the cut-off, `crate::mirror::asof`), and every user's days could be packed. Each
+//! the cut-off, `crate::mirror::asof`), every sync since they were filled kept them
+//! (a build from before them writes the rows alone), and every user's days could be
+//! packed. Each
 //! reader here works the figures out as its shipped section does, and a test
 //! compares both reads over a synced world (`tests/it/packed_series.rs`).
 
@@ -34,6 +36,9 @@ pub(crate) fn usable(ctx: &Ctx<'_>, part: &str) -> Result<bool, ReportError> {
     };
     let history = asof::history_current_at(ctx.conn, &asof::cutoff(ctx.as_of));
     if history.map_err(query_err)? {
+        return Ok(false);
+    }
+    if !daily_series::kept_through_last_run(ctx.conn).map_err(query_err)? {
         return Ok(false);
     }
     let unpacked: bool = ctx

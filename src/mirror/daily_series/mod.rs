@@ -273,6 +273,46 @@ fn store(conn: &Connection, user: i64, series: Option<Vec<u8>>) -> rusqlite::Res
     Ok(())
 }
 
+/// Records that the series are kept through the run `run_id`, a sync by this build
+/// that is starting. A build from before the series writes `daily_metrics` without
+/// them: when a run since the last one recorded here was not recorded, the series are
+/// first rebuilt from the rows. Until then readers see [`kept_through_last_run`]
+/// false and read the rows.
+pub fn keep_through(conn: &Connection, run_id: i64) -> rusqlite::Result<()> {
+    let (kept, previous): (i64, i64) = conn.query_row(
+        "SELECT (SELECT COALESCE(MAX(run_id), 0) FROM main.daily_series_kept), \
+                (SELECT COALESCE(MAX(id), 0) FROM main.sync_runs WHERE id < ?1)",
+        [run_id],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    if kept != previous {
+        tracing::warn!(
+            kept_through_run = kept,
+            last_run = previous,
+            "rebuilding the packed daily series: a sync by an earlier build wrote the mirror"
+        );
+        conn.execute("DELETE FROM main.daily_series", [])?;
+        fill(conn)?;
+    }
+    conn.execute("DELETE FROM main.daily_series_kept", [])?;
+    conn.execute(
+        "INSERT INTO main.daily_series_kept (run_id) VALUES (?1)",
+        [run_id],
+    )?;
+    Ok(())
+}
+
+/// Whether the series are kept through the mirror's last sync run (see
+/// [`keep_through`]), so that they hold what `daily_metrics` holds.
+pub fn kept_through_last_run(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT (SELECT MAX(run_id) FROM main.daily_series_kept) \
+             IS (SELECT MAX(id) FROM main.sync_runs)",
+        [],
+        |row| row.get(0),
+    )
+}
+
 /// Fills `daily_series` from `daily_metrics` (migration 7): one pass in key order,
 /// one user's days held at a time.
 pub fn fill(conn: &Connection) -> rusqlite::Result<()> {
@@ -489,6 +529,33 @@ mod tests {
             series[1].1[..3],
             [Value::Int(50), Value::Int(2), Value::Null]
         );
+        assert_eq!(series, rows);
+    }
+
+    #[test]
+    fn after_a_sync_by_an_earlier_build_readers_use_the_rows_until_the_next_sync_rebuilds() {
+        use crate::report::testkit::{TestMirror, i};
+        let mut m = TestMirror::new();
+        m.run("2026-03-02T06:00:00.000Z", |w| {
+            w.scope_rows(&DAILY_METRICS, &[i(7)], &[day(7, "2026-03-02", 5)]);
+        });
+        m.close();
+        // What a build from before the series does: a run that writes the rows alone.
+        let conn = Connection::open(&m.path).expect("open");
+        assert!(kept_through_last_run(&conn).expect("check"));
+        conn.execute_batch(
+            "INSERT INTO sync_runs (started_at, status) VALUES ('2026-03-03T06:00:00.000Z', 'succeeded');
+             UPDATE daily_metrics SET cpu_compute_time_seconds = 99 WHERE user_id = 7;",
+        )
+        .expect("an earlier build's run");
+        assert!(!kept_through_last_run(&conn).expect("check"));
+        drop(conn);
+        m.run("2026-03-04T06:00:00.000Z", |_| {});
+        m.close();
+        let conn = Connection::open(&m.path).expect("open");
+        assert!(kept_through_last_run(&conn).expect("check"));
+        let (series, rows) = series_and_rows(&m.path, 7);
+        assert_eq!(series[0].1[CPU], Value::Int(99));
         assert_eq!(series, rows);
     }
 
