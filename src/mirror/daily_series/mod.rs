@@ -8,8 +8,9 @@
 //! table was most of those reports' CPU. Read from here it is one row per user. The
 //! writer keeps a user's series in step with their rows in the same transaction
 //! ([`write_new`] for a scope written whole, [`merge`] for one written over days the
-//! mirror held), and migration 7 fills the table for mirrors written before it. The bytes are in
-//! `codec`.
+//! mirror held); migration 7 fills the table for mirrors written before it; and each
+//! sync run claims the series ([`keep_through`]), so a run by a build that does not
+//! know them is noticed. The bytes are in `codec`.
 //!
 //! A user with a live row whose day is not `YYYY-MM-DD`, whose compute value is
 //! neither null nor a number, or whose storage value is not a whole number gets a
@@ -247,8 +248,8 @@ fn encode_rows(days: &[[Sql; VALUES + 1]]) -> Option<Vec<u8>> {
     encode(days.iter().map(|d| d.each_ref().map(ValueRef::from)))
 }
 
-/// Rebuilds a user's series from the live `daily_metrics` rows (after a write changed
-/// some of them).
+/// Rebuilds a user's series from their live `daily_metrics` rows (when there is no
+/// series to merge into).
 pub fn refresh(conn: &Connection, user: i64) -> rusqlite::Result<()> {
     let mut stmt = conn.prepare_cached(&days_sql("user_id = ?1 AND removed_at IS NULL"))?;
     let mut rows = stmt.query([user])?;
