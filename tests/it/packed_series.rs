@@ -131,3 +131,75 @@ async fn reports_from_the_packed_series_equal_reports_from_the_daily_rows() {
         );
     }
 }
+
+/// `orgledger status --format json`'s packed series section, one row.
+fn series_status(db: &Path) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
+        .args([
+            "--db",
+            db.to_str().expect("utf-8 path"),
+            "status",
+            "--format",
+            "json",
+        ])
+        .env_remove("ORGLEDGER_CONFIG")
+        .env_remove("ORGLEDGER_DB")
+        .output()
+        .expect("status runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("status JSON");
+    json["packed_daily_series"][0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_sync_by_an_earlier_build_reports_read_the_rows_and_status_says_so() {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (dir, db) = common::scratch();
+    let (client, opts) = (common::admin(&sb), common::sync_opts(&sb, &db));
+    let first = sync::run(&client, &opts, None).await.expect("sync runs");
+    assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.errors);
+    let status = series_status(&db);
+    assert_eq!(status["reports_read_them"], "yes", "{status}");
+    assert_eq!(status["kept_through_run"], first.run_id, "{status}");
+    let as_of = common::start_date();
+    let packed = reports_csv(&db, &dir.path().join("packed"), as_of, None);
+
+    // What a build from before the series does: a run that writes the rows alone.
+    let conn = common::open(&db);
+    conn.execute_batch(
+        "INSERT INTO sync_runs (started_at, observed_at, finished_at, status) \
+         VALUES ('2026-06-01T13:00:00.000Z', '2026-06-01T12:30:00.000Z', \
+                 '2026-06-01T13:00:01.000Z', 'succeeded');
+         UPDATE daily_metrics SET cpu_compute_time_seconds = cpu_compute_time_seconds + 3600 \
+         WHERE day = (SELECT MAX(day) FROM daily_metrics);",
+    )
+    .expect("an earlier build's run");
+    drop(conn);
+    let status = series_status(&db);
+    assert_eq!(
+        status["reports_read_them"], "no: they read daily_metrics",
+        "{status}"
+    );
+    let after = reports_csv(&db, &dir.path().join("after"), as_of, None);
+    let queries = commented_queries(dir.path());
+    let rows = reports_csv(&db, &dir.path().join("rows"), as_of, Some(&queries));
+    assert!(
+        after[0] == rows[0],
+        "compute_trends reads the rows the earlier build wrote"
+    );
+    assert!(
+        after[0] != packed[0],
+        "the earlier build's hour shows in compute_trends"
+    );
+
+    // The next sync by this build rebuilds the series from the rows.
+    let next = sync::run(&client, &opts, None).await.expect("sync runs");
+    assert_eq!(next.status, RunStatus::Succeeded, "{:?}", next.errors);
+    let status = series_status(&db);
+    assert_eq!(status["reports_read_them"], "yes", "{status}");
+    assert_eq!(status["kept_through_run"], next.run_id, "{status}");
+}
