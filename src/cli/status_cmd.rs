@@ -25,14 +25,17 @@ const ERRORS_SQL: &str = "SELECT run_id, operation, entity, http_status, message
     FROM sync_errors ORDER BY id DESC LIMIT 10";
 
 /// The packed daily series (`mirror::daily_series`): whether reports can read them
-/// (kept through the last run, every user packed) or read `daily_metrics` instead.
-const SERIES_SQL: &str = "SELECT COUNT(*) AS users, COALESCE(SUM(series IS NULL), 0) AS unpacked, \
-    ROUND(COALESCE(SUM(LENGTH(series)), 0) / 1e6, 1) AS mb, \
-    (SELECT MAX(run_id) FROM daily_series_kept) AS kept_through_run, \
-    CASE WHEN (SELECT MAX(run_id) FROM daily_series_kept) IS (SELECT MAX(id) FROM sync_runs) \
-              AND COALESCE(SUM(series IS NULL), 0) = 0 \
-         THEN 'yes' ELSE 'no: they read daily_metrics' END AS reports_read_them \
-    FROM daily_series";
+/// or read `daily_metrics` instead.
+fn series_sql() -> String {
+    format!(
+        "SELECT COUNT(*) AS users, COALESCE(SUM(series IS NULL), 0) AS unpacked, \
+         ROUND(COALESCE(SUM(LENGTH(series)), 0) / 1e6, 1) AS mb, \
+         (SELECT MAX(run_id) FROM daily_series_kept) AS kept_through_run, \
+         CASE WHEN {} THEN 'yes' ELSE 'no: they read daily_metrics' END AS reports_read_them \
+         FROM daily_series",
+        mirror::daily_series::COMPLETE_SQL
+    )
+}
 
 fn tables_sql() -> String {
     TABLES
@@ -52,7 +55,7 @@ fn sections(conn: &Connection) -> Result<Vec<(&'static str, ResultSet)>, mirror:
     Ok(vec![
         (RUNS_TITLE, table::fetch(conn, RUNS_SQL)?),
         ("tables", table::fetch(conn, &tables_sql())?),
-        ("packed daily series", table::fetch(conn, SERIES_SQL)?),
+        ("packed daily series", table::fetch(conn, &series_sql())?),
         ("recent errors", table::fetch(conn, ERRORS_SQL)?),
         (
             "alert outbox",

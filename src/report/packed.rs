@@ -38,18 +38,7 @@ pub(crate) fn usable(ctx: &Ctx<'_>, part: &str) -> Result<bool, ReportError> {
     if history.map_err(query_err)? {
         return Ok(false);
     }
-    if !daily_series::kept_through_last_run(ctx.conn).map_err(query_err)? {
-        return Ok(false);
-    }
-    let unpacked: bool = ctx
-        .conn
-        .query_row(
-            "SELECT EXISTS (SELECT 1 FROM main.daily_series WHERE series IS NULL)",
-            [],
-            |row| row.get(0),
-        )
-        .map_err(query_err)?;
-    Ok(!unpacked)
+    daily_series::complete(ctx.conn).map_err(query_err)
 }
 
 /// Hands each day from `first_day` to `last_day` of the users `low..=high` to `each`

@@ -277,8 +277,8 @@ fn store(conn: &Connection, user: i64, series: Option<Vec<u8>>) -> rusqlite::Res
 /// Records that the series are kept through the run `run_id`, a sync by this build
 /// that is starting. A build from before the series writes `daily_metrics` without
 /// them: when a run since the last one recorded here was not recorded, the series are
-/// first rebuilt from the rows. Until then readers see [`kept_through_last_run`]
-/// false and read the rows.
+/// first rebuilt from the rows. Until then [`complete`] is false and readers read
+/// the rows.
 pub fn keep_through(conn: &Connection, run_id: i64) -> rusqlite::Result<()> {
     let (kept, previous): (i64, i64) = conn.query_row(
         "SELECT (SELECT COALESCE(MAX(run_id), 0) FROM main.daily_series_kept), \
@@ -303,15 +303,17 @@ pub fn keep_through(conn: &Connection, run_id: i64) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Whether the series are kept through the mirror's last sync run (see
-/// [`keep_through`]), so that they hold what `daily_metrics` holds.
-pub fn kept_through_last_run(conn: &Connection) -> rusqlite::Result<bool> {
-    conn.query_row(
-        "SELECT (SELECT MAX(run_id) FROM main.daily_series_kept) \
-             IS (SELECT MAX(id) FROM main.sync_runs)",
-        [],
-        |row| row.get(0),
-    )
+/// The SQL condition under which the series hold what `daily_metrics` holds: they
+/// are kept through the mirror's last sync run (see [`keep_through`]) and every
+/// user's days are packed. Reports read the series only while it holds; `orgledger
+/// status` shows it.
+pub const COMPLETE_SQL: &str = "(SELECT MAX(run_id) FROM main.daily_series_kept) \
+     IS (SELECT MAX(id) FROM main.sync_runs) \
+     AND NOT EXISTS (SELECT 1 FROM main.daily_series WHERE series IS NULL)";
+
+/// Whether [`COMPLETE_SQL`] holds.
+pub fn complete(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(&format!("SELECT {COMPLETE_SQL}"), [], |row| row.get(0))
 }
 
 /// Fills `daily_series` from `daily_metrics` (migration 7): one pass in key order,
@@ -543,18 +545,18 @@ mod tests {
         m.close();
         // What a build from before the series does: a run that writes the rows alone.
         let conn = Connection::open(&m.path).expect("open");
-        assert!(kept_through_last_run(&conn).expect("check"));
+        assert!(complete(&conn).expect("check"));
         conn.execute_batch(
             "INSERT INTO sync_runs (started_at, status) VALUES ('2026-03-03T06:00:00.000Z', 'succeeded');
              UPDATE daily_metrics SET cpu_compute_time_seconds = 99 WHERE user_id = 7;",
         )
         .expect("an earlier build's run");
-        assert!(!kept_through_last_run(&conn).expect("check"));
+        assert!(!complete(&conn).expect("check"));
         drop(conn);
         m.run("2026-03-04T06:00:00.000Z", |_| {});
         m.close();
         let conn = Connection::open(&m.path).expect("open");
-        assert!(kept_through_last_run(&conn).expect("check"));
+        assert!(complete(&conn).expect("check"));
         let (series, rows) = series_and_rows(&m.path, 7);
         assert_eq!(series[0].1[CPU], Value::Int(99));
         assert_eq!(series, rows);
