@@ -43,6 +43,33 @@ struct Canned {
     status: StatusCode,
     content_type: HeaderValue,
     body: Bytes,
+    /// A `Location` header (a redirect).
+    location: Option<HeaderValue>,
+    /// The body is sent again and again, chunked, for as long as the client reads.
+    endless: bool,
+}
+
+impl Canned {
+    fn into_response(self) -> Response {
+        let body = if self.endless {
+            let chunk = self.body;
+            Body::from_stream(futures_util::stream::repeat_with(move || {
+                Ok::<Bytes, std::convert::Infallible>(chunk.clone())
+            }))
+        } else {
+            Body::from(self.body)
+        };
+        let mut resp = (
+            self.status,
+            [(header::CONTENT_TYPE, self.content_type)],
+            body,
+        )
+            .into_response();
+        if let Some(location) = self.location {
+            resp.headers_mut().insert(header::LOCATION, location);
+        }
+        resp
+    }
 }
 
 /// Largest body `/sandbox/override` accepts: room for a 50 MB bad response.
@@ -512,12 +539,7 @@ async fn inject_faults(State(s): State<Shared>, req: Request, next: Next) -> Res
         return ApiError::new(status, "injected failure (/sandbox/fail)").into_response();
     }
     if let Some(canned) = s.canned(&path) {
-        return (
-            canned.status,
-            [(header::CONTENT_TYPE, canned.content_type)],
-            canned.body,
-        )
-            .into_response();
+        return canned.into_response();
     }
     let Some(fault) = s.faults.decide() else {
         return next.run(req).await;
@@ -665,6 +687,8 @@ async fn heal(State(s): State<Shared>, headers: HeaderMap, query: QueryMap) -> A
 /// `POST /sandbox/override?path=/v1/api/...&status=200&content_type=application/json`:
 /// the request body becomes the answer for that exact path from now on, byte for
 /// byte (no JSON check, so tests can serve any bad response, up to 64 MB).
+/// `location=URL` adds a `Location` header (with a 3xx `status`, a redirect);
+/// `endless=1` sends the body again and again, chunked, as long as the client reads.
 async fn install_override(
     State(s): State<Shared>,
     headers: HeaderMap,
@@ -689,6 +713,21 @@ async fn install_override(
             .map_err(|_| ApiError::bad_request(format!("bad content_type `{raw}`")))?,
     };
     let body = body.map_err(|e| ApiError::bad_request(format!("unreadable body: {e}")))?;
+    let location = match params.get("location") {
+        None => None,
+        Some(raw) => Some(
+            HeaderValue::from_str(raw)
+                .map_err(|_| ApiError::bad_request(format!("bad location `{raw}`")))?,
+        ),
+    };
+    let endless = params
+        .get("endless")
+        .is_some_and(|v| v == "1" || v == "true");
+    if endless && body.is_empty() {
+        return Err(ApiError::bad_request(
+            "an endless body needs at least one byte to repeat",
+        ));
+    }
     s.overrides
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -698,6 +737,8 @@ async fn install_override(
                 status,
                 content_type,
                 body,
+                location,
+                endless,
             },
         );
     Ok(ok(&br#"{"success":true}"#[..]))
