@@ -5,6 +5,7 @@
 
 use crate::alerts::AlertError;
 use crate::alerts::outbox::Delivery;
+use crate::api::origin;
 use crate::api::secret::Secret;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -90,14 +91,12 @@ const EXCERPT_CHARS: usize = 200;
 impl Webhook {
     /// A sender to `url` (http or https).
     pub fn new(url: &str, key: SigningKey, retry: Retry) -> Result<Webhook, AlertError> {
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(AlertError::Setup(
-                "the webhook URL must start with http:// or https://".to_string(),
-            ));
-        }
+        let parsed = origin::parse_http_url(url)
+            .map_err(|why| AlertError::Setup(format!("the webhook URL {why}")))?;
         // reqwest is built without a default crypto provider; installing twice is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
+        // The signed payload follows no redirect to another origin.
+        let http = origin::client_builder(&parsed)
             .timeout(Duration::from_secs(15))
             .user_agent(concat!("orgledger/", env!("CARGO_PKG_VERSION")))
             .build()
@@ -128,6 +127,26 @@ impl Webhook {
         }
     }
 
+    /// Where a redirect answer pointed and why it was not followed, in words that
+    /// name the Location's origin only (its path may carry a token).
+    fn refused_redirect(&self, response: &reqwest::Response) -> Option<String> {
+        let configured = origin::parse_http_url(self.url.expose()).ok()?;
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok());
+        let refused = origin::refused_redirect(
+            response.status().as_u16(),
+            location,
+            response.url(),
+            &configured,
+        )?;
+        Some(format!(
+            "redirects to {}; {}, so it was not followed",
+            refused.to, refused.why
+        ))
+    }
+
     async fn post(&self, id: &str, body: &str) -> Delivery {
         let timestamp = chrono::Utc::now().timestamp();
         let sent = self
@@ -156,6 +175,9 @@ impl Webhook {
         let status = response.status().as_u16();
         if response.status().is_success() {
             return Delivery::Delivered(status);
+        }
+        if let Some(excerpt) = self.refused_redirect(&response) {
+            return Delivery::Failed { status, excerpt };
         }
         let text = response.text().await.unwrap_or_default();
         let excerpt: String = text.chars().take(EXCERPT_CHARS).collect();

@@ -7,7 +7,7 @@
 //! carries the raw body (so fields the models do not name are kept) and the
 //! server's `Date` (the sync's observation time).
 
-use crate::api::error::ApiError;
+use crate::api::error::{ApiError, Retry};
 use crate::api::list_stream::{ChunkReader, ListEnd, Tap, parse_list};
 use crate::api::models::{
     ApiResponse, CreateProjectRequest, CreateProjectResponse, OrganizationIdList,
@@ -15,8 +15,9 @@ use crate::api::models::{
     ProjectListResponse, WhitelabelUserResponse,
 };
 use crate::api::operation::{self as op, Operation};
+use crate::api::origin;
 use crate::api::outage::{Gate, OutagePolicy, Phase, Turn, span};
-use crate::api::pacing::{Backoff, RateLimiter};
+use crate::api::pacing::{Backoff, REFUSED_ATTEMPTS, RateLimiter};
 use crate::api::secret::Secret;
 use crate::api::throttle::Throttle;
 use chrono::{DateTime, Utc};
@@ -62,8 +63,6 @@ pub struct ClientConfig {
     pub rps: Option<f64>,
     /// Retry policy.
     pub backoff: Backoff,
-    /// Largest body accepted, in bytes.
-    pub max_body_bytes: u64,
     /// When the service counts as down and how long that is waited out.
     pub outage: OutagePolicy,
 }
@@ -78,7 +77,6 @@ impl ClientConfig {
             concurrency: 8,
             rps: None,
             backoff: Backoff::default(),
-            max_body_bytes: 256 * 1024 * 1024,
             outage: OutagePolicy::default(),
         }
     }
@@ -147,10 +145,21 @@ impl List {
         tap: P,
         bytes: usize,
     ) -> Result<Streamed<P>, ApiError> {
-        let end = end.map_err(|e| ApiError::Decode {
-            op: self.operation,
-            url: self.url.clone(),
-            detail: decode_detail(head, &e),
+        let end = end.map_err(|e| {
+            if e.io_error_kind() == Some(std::io::ErrorKind::FileTooLarge) {
+                ApiError::TooLarge {
+                    op: self.operation,
+                    url: self.url.clone(),
+                    limit: crate::api::list_stream::ELEMENT_LIMIT,
+                    part: "one element of the list",
+                }
+            } else {
+                ApiError::Decode {
+                    op: self.operation,
+                    url: self.url.clone(),
+                    detail: decode_detail(head, &e),
+                }
+            }
         })?;
         if !end.success {
             return Err(ApiError::Unsuccessful {
@@ -198,6 +207,54 @@ struct Sent<'a> {
     retry_after: Option<u64>,
 }
 
+/// Bytes of an error answer's body read for its excerpt.
+const ERROR_BODY: u64 = 64 << 10;
+
+/// A body read up to a limit.
+enum Capped {
+    /// The whole body.
+    Whole(Vec<u8>),
+    /// Its first `limit` bytes: more followed.
+    Cut(Vec<u8>),
+}
+
+/// Makes room for `more` bytes, doubling the capacity but never past `limit`.
+fn grow_within(body: &mut Vec<u8>, more: usize, limit: usize) {
+    let needed = body.len() + more;
+    if needed > body.capacity() {
+        let target = needed.max(body.capacity().saturating_mul(2)).min(limit);
+        body.reserve_exact(target - body.len());
+    }
+}
+
+/// What one document's attempts have spent so far: transient failures and
+/// deliberate refusals each have a budget of their own.
+#[derive(Debug, Default)]
+struct Tries {
+    attempts: u32,
+    retries: u32,
+    refusals: u32,
+}
+
+impl Tries {
+    /// The wait before the next attempt, or `None` when `error` ends the call.
+    fn next_delay(&mut self, error: &ApiError, backoff: &Backoff) -> Option<Duration> {
+        match error.retry() {
+            Retry::Final => None,
+            Retry::Refused => {
+                self.refusals += 1;
+                (self.refusals < REFUSED_ATTEMPTS).then(|| backoff.delay(self.refusals - 1, None))
+            }
+            Retry::Transient => {
+                let delay = (self.retries < backoff.max_retries)
+                    .then(|| backoff.delay(self.retries, error.retry_after()));
+                self.retries += 1;
+                delay
+            }
+        }
+    }
+}
+
 /// Requests and bytes, counted across all calls of a client (retries included).
 #[derive(Debug, Default)]
 pub struct Traffic {
@@ -211,6 +268,8 @@ pub struct Traffic {
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
+    /// The configured base URL, parsed: the only origin credentials go to.
+    base: Arc<reqwest::Url>,
     cfg: Arc<ClientConfig>,
     permits: Arc<Semaphore>,
     limiter: Option<Arc<RateLimiter>>,
@@ -231,16 +290,12 @@ pub struct Failure {
 impl Client {
     /// Builds a client. Fails on a base URL that is not http(s) or a TLS setup error.
     pub fn new(cfg: ClientConfig) -> Result<Self, ApiError> {
-        if !(cfg.base_url.starts_with("http://") || cfg.base_url.starts_with("https://")) {
-            return Err(ApiError::Setup(format!(
-                "base URL {:?} must start with http:// or https://",
-                cfg.base_url
-            )));
-        }
+        let base = origin::parse_http_url(&cfg.base_url)
+            .map_err(|why| ApiError::Setup(format!("base URL {:?} {why}", cfg.base_url)))?;
         // reqwest is built without a default crypto provider (ring builds faster
         // than aws-lc); installing twice is harmless, so the result is ignored.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
+        let http = origin::client_builder(&base)
             .timeout(cfg.timeout)
             .connect_timeout(Duration::from_secs(10).min(cfg.timeout))
             .pool_max_idle_per_host(cfg.concurrency.max(1))
@@ -253,6 +308,7 @@ impl Client {
             .map(|rps| Arc::new(RateLimiter::new(rps)));
         Ok(Client {
             http,
+            base: Arc::new(base),
             permits: Arc::new(Semaphore::new(cfg.concurrency.max(1))),
             limiter,
             throttle: Arc::new(Throttle::default()),
@@ -511,18 +567,19 @@ impl Client {
     where
         Fut: std::future::Future<Output = Result<(R, usize), ApiError>>,
     {
-        // Attempts made, and retries spent: a failure while the service is down
-        // is the outage's and costs the document none.
-        let (mut attempts, mut retries) = (0, 0);
+        let mut tries = Tries::default();
         loop {
             self.wait_for_service(operation)
                 .await
-                .map_err(|error| Failure { error, attempts })?;
-            attempts += 1;
+                .map_err(|error| Failure {
+                    error,
+                    attempts: tries.attempts,
+                })?;
+            tries.attempts += 1;
             let error = match attempt().await {
                 Ok((answer, size)) => {
                     self.gate.answered(path, Some(size));
-                    return Ok((answer, attempts));
+                    return Ok((answer, tries.attempts));
                 }
                 Err(error) => error,
             };
@@ -532,14 +589,22 @@ impl Client {
                 self.gate.answered(path, None);
                 false
             };
-            if !error.is_retryable() || (!outage && retries >= self.cfg.backoff.max_retries) {
-                return Err(Failure { error, attempts });
-            }
-            if !outage {
-                let delay = self.cfg.backoff.delay(retries, error.retry_after());
+            // A failure while the service is down is the outage's: it costs the
+            // document no retry, and the gate decides when to try again.
+            let delay = if outage {
+                Some(Duration::ZERO)
+            } else {
+                tries.next_delay(&error, &self.cfg.backoff)
+            };
+            let Some(delay) = delay else {
+                return Err(Failure {
+                    error,
+                    attempts: tries.attempts,
+                });
+            };
+            if !delay.is_zero() {
                 tracing::debug!(%operation, %path, %error, ?delay, "retrying");
                 tokio::time::sleep(delay).await;
-                retries += 1;
             }
         }
     }
@@ -711,10 +776,32 @@ impl Client {
         list.ended(end, &head, reader.into_tap(), bytes)
     }
 
-    /// The error of an answer other than 200, with an excerpt of its body.
+    /// The error of an answer other than 200: a redirect that was not followed
+    /// (where it pointed and why), or the status with an excerpt of the body.
     async fn refusal(&self, operation: Operation, sent: Sent<'_>) -> ApiError {
-        let raw = match self.read_body(operation, &sent.url, sent.response).await {
-            Ok(raw) => raw,
+        let location = sent
+            .response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok());
+        if let Some(refused) =
+            origin::refused_redirect(sent.status, location, sent.response.url(), &self.base)
+        {
+            return ApiError::Redirected {
+                op: operation,
+                url: sent.url,
+                status: sent.status,
+                to: refused.to,
+                why: refused.why,
+            };
+        }
+        // An error page is read only as far as its excerpt needs: a service that
+        // sends an endless one costs no memory.
+        let raw = match self
+            .read_capped(operation, &sent.url, sent.response, ERROR_BODY)
+            .await
+        {
+            Ok(Capped::Whole(raw) | Capped::Cut(raw)) => raw,
             Err(error) => return error,
         };
         ApiError::Http {
@@ -789,15 +876,39 @@ impl Client {
         })
     }
 
+    /// A body read whole, or the error that names the operation's limit.
     async fn read_body(
         &self,
         operation: Operation,
         url: &str,
-        mut response: reqwest::Response,
+        response: reqwest::Response,
     ) -> Result<Vec<u8>, ApiError> {
-        let limit = self.cfg.max_body_bytes;
-        let mut body =
-            Vec::with_capacity(response.content_length().unwrap_or(0).min(limit) as usize);
+        let limit = operation.body_limit();
+        match self.read_capped(operation, url, response, limit).await? {
+            Capped::Whole(body) => Ok(body),
+            Capped::Cut(_) => Err(ApiError::TooLarge {
+                op: operation,
+                url: url.to_string(),
+                limit,
+                part: "the response",
+            }),
+        }
+    }
+
+    /// Reads at most `limit` bytes of a body. The buffer never grows past `limit`
+    /// (it doubles up to it, or takes the announced length at once), so a body that
+    /// never ends holds `limit` bytes and is dropped, with its connection, as soon
+    /// as one byte more arrives.
+    async fn read_capped(
+        &self,
+        operation: Operation,
+        url: &str,
+        mut response: reqwest::Response,
+        limit: u64,
+    ) -> Result<Capped, ApiError> {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        let announced = response.content_length().unwrap_or(0);
+        let mut body = Vec::with_capacity(usize::try_from(announced).unwrap_or(0).min(limit));
         while let Some(chunk) = response
             .chunk()
             .await
@@ -806,16 +917,16 @@ impl Client {
             self.traffic
                 .bytes
                 .fetch_add(chunk.len() as u64, Ordering::Relaxed);
-            if (body.len() + chunk.len()) as u64 > limit {
-                return Err(ApiError::TooLarge {
-                    op: operation,
-                    url: url.to_string(),
-                    limit,
-                });
+            let room = limit - body.len();
+            if chunk.len() > room {
+                grow_within(&mut body, room, limit);
+                body.extend_from_slice(&chunk[..room]);
+                return Ok(Capped::Cut(body));
             }
+            grow_within(&mut body, chunk.len(), limit);
             body.extend_from_slice(&chunk);
         }
-        Ok(body)
+        Ok(Capped::Whole(body))
     }
 
     fn transport_error(&self, operation: Operation, url: &str, e: reqwest::Error) -> ApiError {

@@ -6,6 +6,23 @@
 use crate::api::models::InvalidRequest;
 use crate::api::operation::Operation;
 
+/// How a failed call is tried again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// The service or the way to it failed (no connection, a timeout, 408, 429,
+    /// 5xx, a body that arrived broken): retried with backoff, and the document is
+    /// fetched again at the end of a sync.
+    Transient,
+    /// The service answered on purpose that it will not serve this document (200
+    /// with `success: false`): tried a few times within seconds
+    /// ([`crate::api::pacing::REFUSED_ATTEMPTS`]), in case the refusal passes, and
+    /// never fetched again at the end of a sync.
+    Refused,
+    /// Trying again cannot help (another 4xx, a body over the limit, a redirect
+    /// that is not followed, an invalid request).
+    Final,
+}
+
 /// A failed call.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -65,15 +82,37 @@ pub enum ApiError {
         /// Parser message with line and column.
         detail: String,
     },
-    /// The body exceeds the size limit.
-    #[error("{op} {url}: the response is larger than {limit} bytes")]
+    /// The body, or one element of a streamed list, exceeds its size limit.
+    #[error(
+        "{op} {url}: {part} is larger than {limit} bytes ({mb} MB), the limit for {name}; the rest was not read",
+        mb = limit >> 20,
+        name = op.name()
+    )]
     TooLarge {
         /// The operation.
         op: Operation,
         /// The full URL called (never holds a credential: they travel in headers).
         url: String,
-        /// The limit.
+        /// The limit, in bytes.
         limit: u64,
+        /// What passed the limit: `the response`, or `one element of the list`.
+        part: &'static str,
+    },
+    /// The service redirected the request where it is not followed (another origin,
+    /// or a loop).
+    #[error("{op} {url}: HTTP {status} redirects to {to}; {why}, so it was not followed")]
+    Redirected {
+        /// The operation.
+        op: Operation,
+        /// The full URL called (never holds a credential: they travel in headers).
+        url: String,
+        /// HTTP status code (3xx).
+        status: u16,
+        /// The origin of the `Location` (`scheme://host:port`), never its path or
+        /// query, which may carry a token.
+        to: String,
+        /// Why it was not followed.
+        why: String,
     },
     /// The request was refused before sending (create-project's contract).
     #[error("{op}: invalid request: {cause}")]
@@ -109,20 +148,22 @@ impl ApiError {
         }
     }
 
-    /// Whether trying again may succeed: transport failures, timeouts, 429, 5xx, and
-    /// answers that arrived broken (a truncated or garbled body, a transient
-    /// `success: false`). Other 4xx answers and invalid requests are final.
-    pub fn is_retryable(&self) -> bool {
+    /// How this failure is retried (see [`Retry`]).
+    pub fn retry(&self) -> Retry {
         match self {
-            ApiError::Connect { .. }
-            | ApiError::Timeout { .. }
-            | ApiError::Decode { .. }
-            | ApiError::Unsuccessful { .. } => true,
-            ApiError::Http { status, .. } => *status == 429 || *status >= 500,
-            ApiError::TooLarge { .. }
+            ApiError::Connect { .. } | ApiError::Timeout { .. } | ApiError::Decode { .. } => {
+                Retry::Transient
+            }
+            ApiError::Unsuccessful { .. } => Retry::Refused,
+            ApiError::Http { status, .. } if matches!(status, 408 | 429) || *status >= 500 => {
+                Retry::Transient
+            }
+            ApiError::Http { .. }
+            | ApiError::TooLarge { .. }
+            | ApiError::Redirected { .. }
             | ApiError::InvalidRequest { .. }
             | ApiError::Unreachable { .. }
-            | ApiError::Setup(_) => false,
+            | ApiError::Setup(_) => Retry::Final,
         }
     }
 

@@ -8,6 +8,7 @@
 //! that the async side feeds with the body's chunks through a small channel, so a
 //! slow consumer holds the download back instead of letting chunks pile up.
 
+use std::cell::Cell;
 use std::fmt;
 use std::io::Read;
 use std::marker::PhantomData;
@@ -23,6 +24,50 @@ pub struct ListEnd {
     pub error: Option<String>,
     /// Elements handed on.
     pub elements: usize,
+}
+
+/// Bytes one element of a list may take (the first one counts the envelope before
+/// the list too). Elements are kilobytes; one that never ends (an endless string)
+/// is cut here rather than growing in memory, with an I/O error of kind
+/// `FileTooLarge` that the client reports as such.
+pub const ELEMENT_LIMIT: u64 = 16 << 20;
+
+/// Bytes read so far, and where the current element started.
+#[derive(Default)]
+struct Meter {
+    read: Cell<u64>,
+    element_start: Cell<u64>,
+}
+
+impl Meter {
+    /// An element ended: the next one starts here.
+    fn element_done(&self) {
+        self.element_start.set(self.read.get());
+    }
+}
+
+/// A reader that counts its bytes and fails once one element passes the limit.
+struct Metered<'m, R> {
+    inner: R,
+    meter: &'m Meter,
+}
+
+impl<R: Read> Read for Metered<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let meter = self.meter;
+        meter.read.set(meter.read.get() + n as u64);
+        if meter.read.get() - meter.element_start.get() > ELEMENT_LIMIT {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!(
+                    "one element of the list passes {} MB; the rest was not read",
+                    ELEMENT_LIMIT >> 20
+                ),
+            ));
+        }
+        Ok(n)
+    }
 }
 
 /// Parses one list document from `reader`: the elements of the array under `field`
@@ -41,6 +86,11 @@ where
     R: Read,
     F: FnMut(Vec<T>),
 {
+    let meter = Meter::default();
+    let reader = Metered {
+        inner: reader,
+        meter: &meter,
+    };
     // serde_json reads a reader byte by byte; a buffer makes each read a copy from
     // memory rather than a call into the channel reader.
     let reader = std::io::BufReader::with_capacity(64 << 10, reader);
@@ -51,6 +101,7 @@ where
             field,
             batch: batch.max(1),
             sink,
+            meter: &meter,
             element: PhantomData,
         },
     )?;
@@ -63,6 +114,7 @@ struct Document<'a, T, F> {
     field: &'a str,
     batch: usize,
     sink: &'a mut F,
+    meter: &'a Meter,
     element: PhantomData<fn() -> T>,
 }
 
@@ -87,6 +139,7 @@ where
                     elements += map.next_value_seed(Elements::<T, F> {
                         batch: self.batch,
                         sink: &mut *self.sink,
+                        meter: self.meter,
                         element: PhantomData,
                     })?;
                 }
@@ -108,6 +161,7 @@ where
 struct Elements<'a, T, F> {
     batch: usize,
     sink: &'a mut F,
+    meter: &'a Meter,
     element: PhantomData<fn() -> T>,
 }
 
@@ -152,6 +206,7 @@ where
         let mut count = 0;
         let mut pending = Vec::with_capacity(self.batch);
         while let Some(element) = seq.next_element::<T>()? {
+            self.meter.element_done();
             pending.push(element);
             count += 1;
             if pending.len() == self.batch {
@@ -297,6 +352,39 @@ mod tests {
         ] {
             assert!(ids(body, 10).0.is_err(), "{body}");
         }
+    }
+
+    #[test]
+    fn an_element_that_never_ends_is_cut_at_the_limit() {
+        let mut body = br#"{"success":true,"organizations":[{"id":1},{"id":2,"name":""#.to_vec();
+        // The buffer reads ahead up to 64 KB, so the cut comes within that of the limit.
+        body.resize(body.len() + ELEMENT_LIMIT as usize + (64 << 10) + 1, b'x');
+        let mut handed = 0;
+        let end =
+            parse_list::<IdOnly, _, _>(&body[..], "organizations", 1, &mut |b: Vec<IdOnly>| {
+                handed += b.len()
+            });
+        let error = end.expect_err("cut");
+        assert_eq!(
+            error.io_error_kind(),
+            Some(std::io::ErrorKind::FileTooLarge)
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("one element of the list passes 16 MB"),
+            "{error}"
+        );
+        assert_eq!(handed, 1, "the element before it was handed on");
+        // Many elements that together pass the limit are fine.
+        let mut many = br#"{"success":true,"organizations":["#.to_vec();
+        let element = format!(r#"{{"id":1,"name":"{}"}},"#, "x".repeat(1 << 20));
+        for _ in 0..20 {
+            many.extend_from_slice(element.as_bytes());
+        }
+        many.extend_from_slice(br#"{"id":2}]}"#);
+        let (end, _) = ids(std::str::from_utf8(&many).expect("utf-8"), 5);
+        assert_eq!(end.expect("parses").elements, 21);
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod list_stream;
 pub(crate) mod metrics_scan;
 pub mod models;
 pub mod operation;
+pub mod origin;
 pub mod outage;
 pub mod pacing;
 pub mod secret;

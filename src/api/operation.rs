@@ -53,6 +53,22 @@ impl Operation {
         }
     }
 
+    /// The largest body accepted for one answer of this operation, in bytes. On the
+    /// real platform a project's information or a white label user is kilobytes to
+    /// a few megabytes, and the sandbox's largest (an organization of the xlarge
+    /// world with all its members) is under 2 MB; the limits leave room for growth
+    /// while eight connections that each stream a body that never ends hold at most
+    /// 8 x 16 MB. Lists are read as streams ([`crate::api::list_stream`]) and never
+    /// held whole; the limit applies to one read whole because it is small.
+    pub fn body_limit(self) -> u64 {
+        const MB: u64 = 1 << 20;
+        match self {
+            Operation::GetProjectInfo => 8 * MB,
+            Operation::CreateProject => MB,
+            _ => 16 * MB,
+        }
+    }
+
     /// Number of the operation in the specification (1 to 8).
     pub fn number(self) -> u8 {
         Operation::ALL

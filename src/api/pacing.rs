@@ -6,6 +6,17 @@ use std::sync::Mutex;
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// Attempts a document gets while the service answers `success: false` on purpose
+/// ([`crate::api::error::Retry::Refused`]): the first try and four retries, spaced by
+/// the policy's first four delays (0.2 + 0.4 + 0.8 + 1.6 s by default, at most 4.5 s
+/// with jitter), and no second pass at the end of a sync. Five is what a flaky
+/// service needs: when 5 % of all answers are such refusals and 45 % are good (the
+/// heavy fault mix of the tests, the rest transient failures that do not count
+/// here), an answer that is not transient is a refusal one time in ten, so a
+/// document that will be served gets five refusals before its answer with
+/// probability 0.1^5 = 1e-5, once in 100,000 documents.
+pub const REFUSED_ATTEMPTS: u32 = 5;
+
 /// Retry policy: `base × 2^attempt`, capped, with ±50 % jitter so many tasks that
 /// failed together do not come back together.
 #[derive(Debug, Clone, Copy)]

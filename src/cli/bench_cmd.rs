@@ -11,11 +11,12 @@
 
 use crate::api::client::JWT_HEADER;
 use crate::api::operation as op;
+use crate::api::origin;
 use crate::cli::Exit;
 use crate::cli::args::{BenchArgs, BenchTarget};
 use crate::report::{self, Format, ReportOptions, Thresholds};
 use crate::sync::{self, SyncOptions};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -140,9 +141,10 @@ async fn baseline(
     urls: Vec<String>,
     concurrency: usize,
 ) -> Result<(f64, u64)> {
-    let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(concurrency)
-        .build()?;
+    let http =
+        origin::client_builder(&origin::parse_http_url(base).map_err(|e| anyhow!("{base} {e}"))?)
+            .pool_max_idle_per_host(concurrency)
+            .build()?;
     let queue = Arc::new(tokio::sync::Mutex::new(urls));
     let started = Instant::now();
     let mut workers = tokio::task::JoinSet::new();
@@ -495,7 +497,7 @@ async fn time_changes(
     sandbox: &SandboxProcess,
     days: u32,
 ) -> Result<(f64, usize)> {
-    let http = reqwest::Client::new();
+    let http = origin::client_for(&sandbox.url).map_err(|e| anyhow!("{e}"))?;
     for day in 1..=days {
         http.post(format!("{}/sandbox/advance?days=1", sandbox.url))
             .header(JWT_HEADER, &sandbox.jwt)

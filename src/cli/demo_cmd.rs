@@ -5,6 +5,7 @@
 
 use crate::api::Client;
 use crate::api::client::{ClientConfig, Credentials, JWT_HEADER};
+use crate::api::origin;
 use crate::api::secret::Secret;
 use crate::cause;
 use crate::cli::Exit;
@@ -21,7 +22,8 @@ use std::time::Instant;
 /// operator would.
 pub async fn advance(handle: &SandboxHandle, days: u32) -> Result<()> {
     let url = format!("{}/sandbox/advance?days={days}", handle.info.url);
-    let response = reqwest::Client::new()
+    let response = origin::client_for(&url)
+        .map_err(|e| anyhow!("POST {url}: {e}"))?
         .post(&url)
         .header(JWT_HEADER, &handle.info.jwt)
         .send()

@@ -21,6 +21,7 @@ mod queue;
 pub(crate) mod rows;
 pub(crate) mod writer;
 
+use crate::api::error::Retry;
 use crate::api::outage::{Phase, span};
 use crate::api::{ApiError, Client, Failure, Operation};
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
@@ -630,7 +631,7 @@ impl Crawl {
             return;
         }
         match pass {
-            Pass::First if failure.error.is_retryable() => {
+            Pass::First if failure.error.retry() == Retry::Transient => {
                 tracing::debug!(entity = job.entity(), error = %failure.error, "retries exhausted; fetched again at the end of the run");
                 self.deferred.push((job, failure.attempts));
                 return;

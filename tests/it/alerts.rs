@@ -613,3 +613,54 @@ async fn a_webhook_secret_file_others_can_read_is_refused_without_echoing_it() {
     assert!(stderr.contains("whsec_"), "{stderr}");
     assert!(!stderr.contains("not-a-webhook-secret"), "{stderr}");
 }
+
+/// A webhook endpoint that answers every delivery with a redirect to `to`.
+async fn redirector(to: String) -> String {
+    let app = Router::new().route(
+        "/hook",
+        axum::routing::post(move || async move {
+            (
+                StatusCode::TEMPORARY_REDIRECT,
+                [("location", to.clone())],
+                "",
+            )
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}/hook")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_redirect_to_another_origin_is_not_followed_with_the_signed_event() {
+    let (_sb, dir, db, _org) = crossed_world().await;
+    let trap = common::Trap::start().await;
+    let url = redirector(format!("{}/stolen", trap.origin)).await;
+    let jsonl = dir.path().join("alerts.jsonl");
+    let config = alerts_config(dir.path(), &url, &jsonl);
+    let (_ok, stderr) = alerts_cli(&config, &db);
+    assert_eq!(trap.connections(), 0, "nothing reached the other origin");
+    assert!(!stderr.contains(SECRET), "{stderr}");
+    let conn = common::open(&db);
+    let failed = common::count(
+        &conn,
+        "SELECT COUNT(*) FROM alert_outbox WHERE status = 'failed'",
+    );
+    assert!(failed >= 2, "the crossings failed for good ({failed})");
+    let error: String = conn
+        .query_row(
+            "SELECT error FROM alert_outbox WHERE status = 'failed' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .expect("a failed row");
+    assert!(
+        error.contains(&format!("redirects to {}", trap.origin)) && error.contains("not followed"),
+        "{error}"
+    );
+}

@@ -330,9 +330,9 @@ fn generated() -> Vec<Case> {
     };
     vec![
         case(
-            "get-project-info-generated-50mb-success-missing",
+            "get-project-info-generated-50mb-over-the-limit",
             big,
-            "missing field `success`",
+            "the response is larger than 8388608 bytes (8 MB), the limit for get-project-info",
         ),
         case(
             "get-project-info-generated-10000-nested-arrays",

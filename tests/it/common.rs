@@ -182,9 +182,15 @@ pub fn entitlement(rows: &[serde_json::Value], org: i64, metric: &str) -> serde_
 
 /// Serves `body` with `status` at `path` instead of the world's answer.
 pub async fn set_override(sb: &SandboxHandle, path: &str, status: u16, body: Vec<u8>) {
+    override_with(sb, path, &format!("status={status}"), body).await;
+}
+
+/// Serves `body` at `path` with the override route's other parameters in `query`
+/// (`status=307&location=...`, `endless=1`).
+pub async fn override_with(sb: &SandboxHandle, path: &str, query: &str, body: Vec<u8>) {
     let answer = http()
         .post(format!(
-            "{}/sandbox/override?path={path}&status={status}",
+            "{}/sandbox/override?path={path}&{query}",
             sb.info.url
         ))
         .header("x-jwt-token", &sb.info.jwt)
@@ -208,4 +214,67 @@ pub async fn served(sb: &SandboxHandle, path: &str) -> String {
         .text()
         .await
         .expect("a body")
+}
+
+/// `orgledger sync` of the sandbox's white label into `db` through the binary, with
+/// both credentials (the JWT and the organization's API key) in the environment.
+pub fn sync_command(sb: &SandboxHandle, db: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"));
+    cmd.args([
+        "-q",
+        "--db",
+        db.to_str().expect("utf-8"),
+        "sync",
+        "--no-progress",
+    ])
+    .args([
+        "--whitelabel-org",
+        &sb.info.whitelabel_organization_id.to_string(),
+    ])
+    .env("ORGLEDGER_BASE_URL", &sb.info.url)
+    .env("ORGLEDGER_JWT", &sb.info.jwt)
+    .env("ORGLEDGER_API_KEY", &sb.info.org_api_key)
+    .env_remove("ORGLEDGER_CONFIG")
+    .env_remove("RUST_LOG");
+    cmd
+}
+
+/// A loopback listener that must receive nothing: it counts the connections made
+/// to it and answers each with a plain 200, as a credential thief would.
+pub struct Trap {
+    /// `http://127.0.0.1:<port>`.
+    pub origin: String,
+    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Trap {
+    /// Listens on a free loopback port.
+    pub async fn start() -> Trap {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = connections.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut head = [0u8; 4096];
+                let _ = socket.read(&mut head).await;
+                let _ = socket
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 16\r\n\r\n{\"success\":true}")
+                    .await;
+            }
+        });
+        Trap {
+            origin: format!("http://{addr}"),
+            connections,
+        }
+    }
+
+    /// Connections made to it so far.
+    pub fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }

@@ -19,6 +19,7 @@ mod error_messages;
 mod export;
 mod faults;
 mod first_use;
+mod hostile;
 mod html;
 mod list_streaming;
 mod numbers;
