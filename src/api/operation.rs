@@ -55,10 +55,10 @@ impl Operation {
 
     /// The largest body accepted for one answer of this operation, in bytes. On the
     /// real platform a project's information or a white label user is kilobytes to
-    /// a few megabytes, and the sandbox's largest (an organization of the xlarge
-    /// world with all its members) is under 2 MB; the limits leave room for growth
-    /// while eight connections that each stream a body that never ends hold at most
-    /// 8 x 16 MB. Lists are read as streams ([`crate::api::list_stream`]) and never
+    /// a few megabytes; over the sandbox's xlarge world the largest organization
+    /// and white label user answers are about 250 KB and a project's information
+    /// 13 KB. The limits leave room for growth while eight connections that each
+    /// stream a body that never ends hold at most 8 x 16 MB. Lists are read as streams ([`crate::api::list_stream`]) and never
     /// held whole; the limit applies to one read whole because it is small.
     pub fn body_limit(self) -> u64 {
         const MB: u64 = 1 << 20;
