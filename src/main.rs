@@ -27,6 +27,8 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(cli::run(cli)) {
         Ok(exit) => ExitCode::from(exit as u8),
+        // The reader of our output has gone (`| head`): nothing to say to anyone.
+        Err(e) if e.downcast_ref::<cli::out::PipeClosed>().is_some() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(Exit::of_error(&e) as u8)

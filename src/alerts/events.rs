@@ -3,8 +3,10 @@
 //! and from `sync_runs`. Whether an observation is a new crossing is `state`'s job.
 
 use crate::alerts::{Kind, Rules};
+use crate::report::attention::{EXHAUSTION_HORIZON_YEARS, exhaustion_within_horizon};
 use crate::report::cols::{bools, floats, ints, strs};
 use crate::report::dates::{day_of, parse_day};
+use crate::report::units::metric_label;
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
 use rusqlite::Connection;
@@ -87,12 +89,17 @@ pub(crate) fn entitlements(
             let (org_id, metric) = (org[r].unwrap_or_default(), metric[r].unwrap_or("?"));
             let org_name = name[r].unwrap_or("?");
             let mut text = format!(
-                "{org_name} (organization {org_id}) passed {threshold} % of its {metric} entitlement: {} of {} ({p} %)",
+                "{org_name} (organization {org_id}) passed {threshold} % of its {} entitlement: {} of {} ({p} %)",
+                metric_label(metric),
                 used_human[r].unwrap_or("?"),
                 limit_human[r].unwrap_or("?"),
             );
-            if let Some(date) = exhaustion[r] {
-                text.push_str(&format!("; limit reached around {date}"));
+            match exhaustion[r].map(|date| exhaustion_within_horizon(date, as_of)) {
+                Some(Some(date)) => text.push_str(&format!("; limit reached around {date}")),
+                Some(None) => text.push_str(&format!(
+                    "; limit not reached within {EXHAUSTION_HORIZON_YEARS} years"
+                )),
+                None => {}
             }
             if !done.complete[r] {
                 text.push_str(&format!("; incomplete data (missing: {})", done.missing[r]));
@@ -406,5 +413,31 @@ mod tests {
             "{}",
             obs[0].text
         );
+    }
+
+    #[test]
+    fn the_text_names_metrics_and_far_exhaustion_as_the_reports_do() {
+        let day = NaiveDate::from_ymd_opt(2026, 11, 26).expect("date");
+        let with = |metric: &str, exhaustion: &str| {
+            let frame = DataFrame::new(
+                1,
+                vec![
+                    Column::new("organization_id".into(), [7i64]),
+                    Column::new("organization_name".into(), ["Seven"]),
+                    Column::new("metric".into(), [metric]),
+                    Column::new("pct_used".into(), [90.0]),
+                    Column::new("projected_exhaustion".into(), [exhaustion]),
+                ],
+            )
+            .expect("frame");
+            entitlements(&frame, &[80.0], day).remove(0).text
+        };
+        let far = with("storage_bytes", "2361-07-14");
+        assert!(far.contains("of its storage entitlement"), "{far}");
+        assert!(far.contains("limit not reached within 10 years"), "{far}");
+        assert!(!far.contains("2361"), "{far}");
+        let near = with("compute_seconds", "2027-03-01");
+        assert!(near.contains("of its compute time entitlement"), "{near}");
+        assert!(near.contains("limit reached around 2027-03-01"), "{near}");
     }
 }

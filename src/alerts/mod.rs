@@ -125,6 +125,11 @@ pub struct AlertOptions {
 }
 
 impl AlertOptions {
+    /// Whether the events have somewhere to go (a webhook or a JSON Lines file).
+    pub fn has_destination(&self) -> bool {
+        self.webhook.is_some() || self.jsonl.is_some()
+    }
+
     /// Default rules, no sinks.
     pub fn new(db: impl Into<PathBuf>, as_of: NaiveDate) -> Self {
         AlertOptions {
@@ -198,7 +203,17 @@ pub enum AlertError {
     /// The evaluation thread died.
     #[error("the alert evaluation stopped: {0}")]
     Task(String),
+    /// An evaluation that would record its events has nowhere to send them: they
+    /// would be marked alerted and reach no one.
+    #[error("{NO_DESTINATION}")]
+    NoDestination,
 }
+
+/// Why alerts are not evaluated without a destination, and what to give instead.
+pub const NO_DESTINATION: &str = "alerts need a destination, or the events would be recorded as sent and reach no one: \
+     pass --webhook URL with --webhook-secret-file FILE, or --jsonl FILE (- for standard output), \
+     or set webhook_url or jsonl in the config's [alerts] section; --dry-run shows the events \
+     without recording them";
 
 impl From<MirrorError> for AlertError {
     fn from(e: MirrorError) -> Self {
@@ -246,6 +261,9 @@ fn evaluate(
     } else {
         Mode::Advanced
     };
+    if mode == Mode::Advanced && !opts.has_destination() {
+        return Err(AlertError::NoDestination);
+    }
     let frames = match frames {
         Some(f) => f,
         None => report_frames(opts)?,
@@ -264,6 +282,12 @@ fn evaluate(
             &now,
         );
         if mode == Mode::Advanced {
+            // The lines first: if they cannot be written, nothing is marked
+            // alerted; if the commit then fails, the next run sends them again
+            // (a repeat, never a loss).
+            if let Some(target) = &opts.jsonl {
+                jsonl::append(target, &found.fired)?;
+            }
             let tx = conn.transaction().map_err(sql)?;
             state::save(&tx, &found.changes, opts.as_of).map_err(sql)?;
             if opts.webhook.is_some() {
@@ -271,9 +295,6 @@ fn evaluate(
             }
             state::record_run(&tx, opts.as_of, "advanced", found.fired.len(), &now).map_err(sql)?;
             tx.commit().map_err(sql)?;
-            if let Some(target) = &opts.jsonl {
-                jsonl::append(target, &found.fired)?;
-            }
         }
         found.fired
     };

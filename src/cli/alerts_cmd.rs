@@ -90,6 +90,9 @@ pub fn options(settings: &Settings, args: &AlertsArgs) -> Result<AlertOptions> {
         }
         (None, _) => None,
     };
+    if !opts.dry_run && !opts.has_destination() {
+        return Err(UsageError(alerts::NO_DESTINATION.into()).into());
+    }
     Ok(opts)
 }
 
@@ -99,7 +102,7 @@ pub async fn run(settings: &Settings, args: &AlertsArgs) -> Result<Exit> {
     let outcome = alerts::run(&opts, None).await?;
     match outcome.mode {
         Mode::Advanced => {}
-        Mode::DryRun | Mode::ReadOnly => print!("{}", alerts::jsonl::lines(&outcome.events)),
+        Mode::DryRun | Mode::ReadOnly => crate::out!("{}", alerts::jsonl::lines(&outcome.events)),
     }
     eprintln!("{}", summary(&opts, &outcome));
     Ok(Exit::Ok)

@@ -17,7 +17,7 @@ fn print_answer<T>(result: Result<Fetched<T>, Failure>, show_secrets: bool) -> R
             if !show_secrets {
                 crate::api::secret_scrub::redact_json(&mut json);
             }
-            println!("{}", serde_json::to_string_pretty(&json)?);
+            crate::outln!("{}", serde_json::to_string_pretty(&json)?);
             Ok(Exit::Ok)
         }
         Err(failure) => {
@@ -76,7 +76,7 @@ pub async fn create_project(settings: &Settings, args: &CreateArgs) -> Result<Ex
                 None => Value::Null,
             };
             let out = serde_json::json!({ "id": created.value.id, "apiKey": shown });
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            crate::outln!("{}", serde_json::to_string_pretty(&out)?);
             Ok(Exit::Ok)
         }
         Err(failure) => {

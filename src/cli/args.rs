@@ -486,9 +486,7 @@ pub enum BenchTarget {
     All,
 }
 
-/// A `--as-of` day. chrono's own message ("input is out of range") does not say
-/// what a valid value looks like.
+/// A `--as-of` day.
 fn calendar_day(text: &str) -> Result<chrono::NaiveDate, String> {
-    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
-        .map_err(|_| "not a calendar date; give it as YYYY-MM-DD, such as 2026-01-31".to_string())
+    crate::report::dates::parse_calendar_day(text)
 }

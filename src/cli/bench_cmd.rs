@@ -238,7 +238,7 @@ pub async fn run(args: &BenchArgs) -> Result<Exit> {
     if wants(&[BenchTarget::Report, BenchTarget::Export, BenchTarget::All]) {
         measure_alerts(&bench, &mut figures).await?;
     }
-    println!("{}", serde_json::Value::Object(figures.0));
+    crate::outln!("{}", serde_json::Value::Object(figures.0));
     drop(bench);
     Ok(Exit::Ok)
 }
@@ -295,19 +295,19 @@ async fn measure_sync(bench: &Bench, first: &FirstSync, figures: &mut Figures) -
     let again = sync::run(&bench.client, &bench.opts, None).await?;
     let rewritten =
         again.totals.rows.inserted + again.totals.rows.updated + again.totals.rows.removed;
-    println!("{}", outcome.summary_line());
-    println!(
+    crate::outln!("{}", outcome.summary_line());
+    crate::outln!(
         "sync: {sync_s:.2} s; baseline download of the same {} requests: {base_s:.2} s ({:.1} MB); ratio {:.2} (target <= 1.3)",
         outcome.totals.requests,
         base_bytes as f64 / 1e6,
         sync_s / base_s
     );
-    println!(
+    crate::outln!(
         "worker CPU: {cpu:.2} s for {mb:.1} MB = {:.2} s per 100 MB (target < 1)",
         cpu / mb * 100.0
     );
-    println!("worker peak memory: {peak:.0} MB (target < 100)");
-    println!(
+    crate::outln!("worker peak memory: {peak:.0} MB (target < 100)");
+    crate::outln!(
         "re-sync of the unchanged world: {:.2} s, rows rewritten: {rewritten} (target 0)",
         again.elapsed.as_secs_f64()
     );
@@ -330,7 +330,7 @@ async fn measure_reports(bench: &Bench, figures: &mut Figures) -> Result<()> {
     let (times, files, rows) = time_reports(&bench.opts.db, &out).await?;
     let median = times[times.len() / 2];
     let (min, max) = (times[0], times[times.len() - 1]);
-    println!(
+    crate::outln!(
         "reports: median {median:.2} s of {} runs (min {min:.2}, max {max:.2}) for {files} files, {rows} rows (target < 2 s)",
         times.len()
     );
@@ -345,7 +345,7 @@ async fn measure_reports(bench: &Bench, figures: &mut Figures) -> Result<()> {
 
 async fn measure_export(bench: &Bench, figures: &mut Figures) -> Result<()> {
     let export = time_export(&bench.opts.db, &bench.dir.path().join("export")).await?;
-    println!(
+    crate::outln!(
         "export: median {:.2} s of {} runs (min {:.2}, max {:.2}) for {} files, {} rows, {:.1} MB; peak memory {:.0} MB (target < 10 s)",
         export.median(),
         export.times.len(),
@@ -367,7 +367,7 @@ async fn measure_export(bench: &Bench, figures: &mut Figures) -> Result<()> {
 async fn measure_changes(bench: &Bench, figures: &mut Figures) -> Result<()> {
     let (seconds, rows) =
         time_changes(&bench.client, &bench.opts, &bench.sandbox, CHANGES_DAYS).await?;
-    println!(
+    crate::outln!(
         "changes: median {seconds:.2} s of {CHANGES_RUNS} runs over {CHANGES_DAYS} days of history, {rows} rows (target < 1 s)"
     );
     figures.rounded(&[("changes_seconds", seconds)]);
@@ -377,7 +377,7 @@ async fn measure_changes(bench: &Bench, figures: &mut Figures) -> Result<()> {
 
 async fn measure_alerts(bench: &Bench, figures: &mut Figures) -> Result<()> {
     let (first, again, events) = time_alerts(&bench.opts.db, bench.dir.path()).await?;
-    println!(
+    crate::outln!(
         "alerts: {first:.2} s for the first evaluation ({events} events, from the mirror), {again:.2} s with the report job's tables (target < 1 s beyond the report)"
     );
     figures.rounded(&[
@@ -472,7 +472,7 @@ fn per_report(db: &std::path::Path, out: &std::path::Path) -> Result<serde_json:
         }
         times.sort_by(f64::total_cmp);
         let median = times[times.len() / 2];
-        println!(
+        crate::outln!(
             "report {label}: median {median:.2} s of {REPORT_RUNS} runs, peak memory {peak:.0} MB, CPU {cpu:.2} s (the most of a run; own process each)"
         );
         figures.insert(

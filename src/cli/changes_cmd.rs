@@ -2,13 +2,14 @@
 //! history, printed or written as `changes.csv` / `changes.json` (offline).
 
 use crate::cause;
-use crate::cli::Exit;
 use crate::cli::args::{ChangesArgs, QueryFormat};
 use crate::cli::settings::Settings;
 use crate::cli::table::ResultSet;
+use crate::cli::{Exit, UsageError};
 use crate::mirror;
-use crate::report::changes::{self, Change, Point, Query};
+use crate::report::changes::{self, Change, Point, Query, When};
 use crate::report::{Format, sql};
+use crate::report::{ReportError, coverage};
 use anyhow::{Context, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -16,11 +17,18 @@ use std::path::Path;
 /// Runs the command.
 pub fn run(settings: &Settings, args: &ChangesArgs) -> Result<Exit> {
     let conn = mirror::open_ro(&settings.db)?;
-    let since = args.since.resolve(&conn).context("--since")?;
+    let since = point(&conn, settings, args.since, "--since")?;
     let until = match args.until {
-        Some(when) => when.resolve(&conn).context("--until")?,
+        Some(when) => point(&conn, settings, when, "--until")?,
         None => Point::time(chrono::Utc::now()),
     };
+    if since > until {
+        return Err(UsageError(format!(
+            "--since {} is after --until {}: a window must end after it starts",
+            since.at, until.at
+        ))
+        .into());
+    }
     let queries = Path::new("queries");
     let extract = sql::builtin(changes::REPORT, queries.is_dir().then_some(queries))?;
     let query = Query {
@@ -38,6 +46,26 @@ pub fn run(settings: &Settings, args: &ChangesArgs) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
+/// The point `when` stands for, once its day passes the rule every date-taking
+/// command applies (not before the first sync, not in the future). A `--since`
+/// before the first sync is the exception: a window never reaches before the
+/// mirror's start, so it reads from there and says something true.
+fn point(
+    conn: &rusqlite::Connection,
+    settings: &Settings,
+    when: When,
+    flag: &str,
+) -> Result<Point> {
+    if let Some(day) = when.day() {
+        let today = chrono::Utc::now().date_naive();
+        match coverage::check(conn, &settings.db, day, today) {
+            Err(ReportError::BeforeFirstSync { .. }) if flag == "--since" => {}
+            checked => checked.context(flag.to_string())?,
+        }
+    }
+    when.resolve(conn).context(flag.to_string())
+}
+
 /// Writes the files into `dir` and says where, with the row count.
 fn write(dir: &Path, rows: &[Change], format: QueryFormat) -> Result<()> {
     std::fs::create_dir_all(dir)
@@ -50,7 +78,7 @@ fn write(dir: &Path, rows: &[Change], format: QueryFormat) -> Result<()> {
     };
     for f in formats {
         let file = crate::report::export::write_report(dir, changes::REPORT, &df, *f)?;
-        println!("{} ({} changes)", file.path.display(), file.rows);
+        crate::outln!("{} ({} changes)", file.path.display(), file.rows);
     }
     Ok(())
 }
@@ -61,10 +89,10 @@ fn print(rows: &[Change], format: QueryFormat) -> Result<()> {
         rows: rows.iter().map(cells).collect(),
     };
     match format {
-        QueryFormat::Table if rows.is_empty() => println!("no changes in this window"),
-        QueryFormat::Table => print!("{}", set.to_table()),
-        QueryFormat::Csv => print!("{}", set.to_csv()?),
-        QueryFormat::Json => println!("{}", serde_json::to_string_pretty(&set.to_json())?),
+        QueryFormat::Table if rows.is_empty() => crate::outln!("no changes in this window"),
+        QueryFormat::Table => crate::out!("{}", set.to_table()),
+        QueryFormat::Csv => crate::out!("{}", set.to_csv()?),
+        QueryFormat::Json => crate::outln!("{}", serde_json::to_string_pretty(&set.to_json())?),
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use crate::cli::{alerts_cmd, export_cmd, report_cmd, sync_cmd};
 use crate::report::Format;
 use crate::schedule::{cron, daemon};
 use crate::shutdown::Shutdown;
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 
 /// Default sync schedule: 05:00 UTC daily.
 pub const DEFAULT_SYNC_CRON: &str = "0 0 5 * * *";
@@ -47,8 +47,8 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
         .clone()
         .or_else(|| schedule.report.clone())
         .unwrap_or_else(|| DEFAULT_REPORT_CRON.into());
-    let sync_cron = cron::normalize(&sync_cron, "sync").map_err(|e| anyhow!(e))?;
-    let report_cron = cron::normalize(&report_cron, "report").map_err(|e| anyhow!(e))?;
+    let sync_cron = cron::normalize(&sync_cron, "sync").map_err(UsageError)?;
+    let report_cron = cron::normalize(&report_cron, "report").map_err(UsageError)?;
     let (client, mut sync) = sync_cmd::prepare(settings, &args.sync)?;
     sync.progress = false;
     let report_args = ReportArgs {

@@ -107,8 +107,8 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         thresholds: Thresholds::default(),
     };
     let outcome = tokio::task::spawn_blocking(move || report::run(&report_opts)).await??;
-    println!("{}", report::summary(&outcome));
-    println!(
+    crate::outln!("{}", report::summary(&outcome));
+    crate::outln!(
         "\n{} report files in {} (mirror: {}); done in {:.1} s",
         outcome.files.len(),
         outcome.dir.display(),

@@ -36,13 +36,13 @@ pub fn run(settings: &Settings, args: &ExportArgs) -> Result<Exit> {
     let started = std::time::Instant::now();
     let outcome = export::run(&opts)?;
     for file in &outcome.files {
-        println!(
+        crate::outln!(
             "{:>9} rows  {}",
             file.rows,
             outcome.dir.join(&file.file).display()
         );
     }
-    println!(
+    crate::outln!(
         "{} rows in {} files (sync run {}) in {}, {:.1} s",
         outcome.rows(),
         outcome.files.len(),

@@ -12,6 +12,7 @@ pub(crate) mod daemon_cmd;
 pub(crate) mod demo_cmd;
 pub(crate) mod export_cmd;
 pub mod logging;
+pub mod out;
 pub(crate) mod query_cmd;
 pub(crate) mod report_cmd;
 #[cfg(feature = "sandbox")]
@@ -60,7 +61,10 @@ pub struct UsageError(pub String);
 impl Exit {
     /// The status for an error that ended a command.
     pub fn of_error(e: &anyhow::Error) -> Exit {
-        if e.downcast_ref::<UsageError>().is_some() {
+        let unknown_report = e
+            .downcast_ref::<crate::report::ReportError>()
+            .is_some_and(|r| matches!(r, crate::report::ReportError::UnknownReport { .. }));
+        if e.downcast_ref::<UsageError>().is_some() || unknown_report {
             Exit::Usage
         } else {
             Exit::Failure

@@ -82,9 +82,9 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
         "report process resources"
     );
     for file in &outcome.files {
-        println!("{:>8} rows  {}", file.rows, file.path.display());
+        crate::outln!("{:>8} rows  {}", file.rows, file.path.display());
     }
-    println!(
+    crate::outln!(
         "reports as of {} (sync run {}) in {}",
         outcome.as_of,
         outcome

@@ -91,12 +91,12 @@ pub fn run(settings: &Settings, args: &StatusArgs) -> Result<Exit> {
     let sections = sections(&conn)?;
     match args.format {
         StatusFormat::Table => {
-            println!("mirror: {}", settings.db.display());
+            crate::outln!("mirror: {}", settings.db.display());
             for (title, rs) in &sections {
-                println!("\n{title}:");
-                print!("{}", rs.to_table());
+                crate::outln!("\n{title}:");
+                crate::out!("{}", rs.to_table());
                 if *title == RUNS_TITLE {
-                    println!("{CLOCKS}");
+                    crate::outln!("{CLOCKS}");
                 }
             }
         }
@@ -106,7 +106,7 @@ pub fn run(settings: &Settings, args: &StatusArgs) -> Result<Exit> {
             for (title, rs) in &sections {
                 obj.insert(title.replace(' ', "_"), rs.to_json());
             }
-            println!("{}", serde_json::to_string_pretty(&obj)?);
+            crate::outln!("{}", serde_json::to_string_pretty(&obj)?);
         }
     }
     Ok(Exit::Ok)

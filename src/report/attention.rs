@@ -155,17 +155,22 @@ impl Attention {
 /// A projected exhaustion date as a person reads it: the date, or "not within 10
 /// years" when it is further out than that from T.
 pub fn exhaustion_text(date: &str, as_of: NaiveDate) -> String {
+    match exhaustion_within_horizon(date, as_of) {
+        Some(date) => date.to_string(),
+        None => format!("not within {EXHAUSTION_HORIZON_YEARS} years"),
+    }
+}
+
+/// The date, when it falls within [`EXHAUSTION_HORIZON_YEARS`] of T: the one rule
+/// for the page, the files and the alerts.
+pub fn exhaustion_within_horizon(date: &str, as_of: NaiveDate) -> Option<&str> {
     let horizon = as_of
         .checked_add_months(chrono::Months::new(12 * EXHAUSTION_HORIZON_YEARS))
         .unwrap_or(NaiveDate::MAX)
         .format("%Y-%m-%d")
         .to_string();
     // Dates are `YYYY-MM-DD`: text order is time order.
-    if date > horizon.as_str() {
-        format!("not within {EXHAUSTION_HORIZON_YEARS} years")
-    } else {
-        date.to_string()
-    }
+    (date <= horizon.as_str()).then_some(date)
 }
 
 /// Every entitlement row, most urgent first: by status (exceeded, at_limit, warning,

@@ -6,6 +6,29 @@ use chrono::{Datelike, NaiveDate};
 /// Day number of 1970-01-01 counted from 0001-01-01 (chrono's "days from CE").
 const EPOCH_FROM_CE: i64 = 719_163;
 
+/// A day as the user writes it on the command line (`--as-of`, `--since`), with
+/// one message for every command: chrono's own ("input is out of range") does not
+/// say what a valid value looks like.
+pub fn parse_calendar_day(text: &str) -> Result<NaiveDate, String> {
+    NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").map_err(|_| {
+        format!("`{text}` is not a calendar date; give it as YYYY-MM-DD, such as 2026-01-31")
+    })
+}
+
+/// Whether `text` has the shape of `YYYY-MM-DD` (digits and dashes in place),
+/// calendar date or not.
+pub fn looks_like_day(text: &str) -> bool {
+    let b = text.trim().as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+}
+
 /// Day number of a date.
 pub fn day_of(date: NaiveDate) -> i64 {
     i64::from(date.num_days_from_ce()) - EPOCH_FROM_CE
@@ -91,6 +114,18 @@ pub fn months_back(day: i64, months: u32) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_day_of_the_right_shape_that_is_no_date_says_so() {
+        assert!(parse_calendar_day("2026-02-28").is_ok());
+        let error = parse_calendar_day("2026-11-31").expect_err("no 31 November");
+        assert!(
+            error.contains("`2026-11-31` is not a calendar date"),
+            "{error}"
+        );
+        assert!(looks_like_day("2026-11-31") && !looks_like_day("2026-1-31"));
+        assert!(!looks_like_day("yesterday"));
+    }
 
     #[test]
     fn day_numbers_round_trip_and_weeks_start_on_monday() {

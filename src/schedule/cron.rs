@@ -17,9 +17,43 @@ pub fn normalize(expr: &str, what: &str) -> Result<String, String> {
             ));
         }
     };
+    if let Some(why) = wrong_field(&six) {
+        return Err(format!("{what} schedule {expr:?}: {why}"));
+    }
     tokio_cron_scheduler::Job::new_async(six.as_str(), |_, _| Box::pin(async {}))
         .map_err(|e| format!("{what} schedule {expr:?} is not a valid cron expression: {e}"))?;
     Ok(six)
+}
+
+/// The fields of a six-field expression, in order.
+const FIELDS: [&str; 6] = [
+    "second",
+    "minute",
+    "hour",
+    "day of month",
+    "month",
+    "weekday",
+];
+
+/// The first field of `six` that is not valid, said as "the minute field `99` is
+/// not valid (...)": each field is tried alone inside an expression whose other
+/// fields are `*`, so the parser's complaint is pinned to one field.
+fn wrong_field(six: &str) -> Option<String> {
+    let parser = croner::parser::CronParser::builder()
+        .seconds(croner::parser::Seconds::Required)
+        .build();
+    let fields: Vec<&str> = six.split_whitespace().collect();
+    for (i, field) in fields.iter().enumerate().take(FIELDS.len()) {
+        let mut probe = ["*"; 6];
+        probe[i] = field;
+        if let Err(e) = parser.parse(&probe.join(" ")) {
+            return Some(format!(
+                "the {} field `{field}` is not valid ({e}); the fields are `second minute hour day-of-month month weekday`",
+                FIELDS[i]
+            ));
+        }
+    }
+    None
 }
 
 /// The longest gap between consecutive runs of a (normalized, six-field)
@@ -52,7 +86,10 @@ mod tests {
         );
         let err = normalize("every day", "report").expect_err("two fields");
         assert!(err.contains("report schedule"), "{err}");
-        assert!(normalize("0 99 * * * *", "sync").is_err());
+        let err = normalize("0 99 * * * *", "sync").expect_err("minute 99");
+        assert!(err.contains("the minute field `99` is not valid"), "{err}");
+        let err = normalize("0 0 5 * 13 *", "report").expect_err("month 13");
+        assert!(err.contains("the month field `13`"), "{err}");
     }
 
     #[test]

@@ -365,9 +365,10 @@ async fn a_receiver_answering_500_then_200_gets_every_event_exactly_once_and_410
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_syncs_fire_once_and_a_success_sends_recovered() {
     let sb = common::sandbox(Profile::Tiny).await;
-    let (_dir, db) = common::scratch();
+    let (dir, db) = common::scratch();
     assert_eq!(sync(&sb, &db).await, RunStatus::Succeeded);
     let mut opts = options(&db, None);
+    opts.jsonl = Some(Jsonl::from_arg(&dir.path().join("alerts.jsonl")));
     opts.rules.kinds = [Kind::SyncFailing, Kind::SyncRecovered].into();
     assert!(
         alerts::run(&opts, None)
@@ -663,4 +664,37 @@ async fn a_webhook_redirect_to_another_origin_is_not_followed_with_the_signed_ev
         error.contains(&format!("redirects to {}", trap.origin)) && error.contains("not followed"),
         "{error}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alerts_without_a_destination_are_refused_and_nothing_is_marked_alerted() {
+    let (_sb, dir, db, _org) = crossed_world().await;
+    let bin = || {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"));
+        cmd.args(["--db", db.to_str().expect("utf-8"), "alerts"])
+            .env_remove("ORGLEDGER_CONFIG");
+        cmd
+    };
+    let refused = bin().output().expect("runs");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("alerts need a destination") && stderr.contains("--jsonl"),
+        "{stderr}"
+    );
+    let dry = bin().arg("--dry-run").output().expect("runs");
+    let would = String::from_utf8_lossy(&dry.stdout).lines().count();
+    assert!(would >= 2, "the crossing is there to send ({would})");
+    let jsonl = dir.path().join("sent.jsonl");
+    let sent = bin()
+        .args(["--jsonl", jsonl.to_str().expect("utf-8")])
+        .output()
+        .expect("runs");
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let lines = std::fs::read_to_string(&jsonl).expect("the lines were written");
+    assert_eq!(lines.lines().count(), would, "every event reached the file");
 }

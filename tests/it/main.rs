@@ -10,6 +10,7 @@ mod api_ops;
 mod attribution;
 mod bad_input;
 mod changes;
+mod cli_edges;
 mod completeness;
 mod concurrency;
 mod daemon;

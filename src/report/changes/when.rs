@@ -37,8 +37,8 @@ impl std::str::FromStr for When {
                     format!("`{s}`: a run is `run:N` with N a sync run id (see `orgledger status`)")
                 });
         }
-        if let Ok(day) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-            return Ok(When::Day(day));
+        if crate::report::dates::looks_like_day(s) {
+            return crate::report::dates::parse_calendar_day(s).map(When::Day);
         }
         DateTime::parse_from_rfc3339(s)
             .map(|t| When::At(t.with_timezone(&Utc)))
@@ -98,6 +98,16 @@ pub enum WhenError {
 }
 
 impl When {
+    /// The calendar day (UTC) of a date or a timestamp; `None` for a run, which
+    /// the mirror checks itself.
+    pub fn day(self) -> Option<NaiveDate> {
+        match self {
+            When::Day(day) => Some(day),
+            When::At(t) => Some(t.date_naive()),
+            When::Run(_) => None,
+        }
+    }
+
     /// The point of history this stands for.
     pub fn resolve(self, conn: &Connection) -> Result<Point, WhenError> {
         match self {
