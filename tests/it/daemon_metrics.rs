@@ -182,13 +182,7 @@ async fn metrics_are_there_from_the_start_and_count_two_syncs_and_a_report_over_
     let log = Log::follow(&mut child);
     let base = log.endpoint().await;
     assert_start_values(&base, &db).await;
-    let healed = common::http()
-        .delete(format!("{}/sandbox/outage", sb.info.url))
-        .header("x-jwt-token", &sb.info.jwt)
-        .send()
-        .await
-        .expect("the outage ends");
-    assert_eq!(healed.status().as_u16(), 200);
+    assert_eq!(common::admin_delete(&sb, "/sandbox/outage").await, 200);
     wait_until("two syncs", Duration::from_secs(40), || {
         runs(&db, "succeeded") >= 2
     })
