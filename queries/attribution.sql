@@ -1,10 +1,26 @@
--- Who owns what, shared by the extracts of `entitlements` and `project_compute`.
+-- Who owns what, shared by the extracts of `entitlements`, `project_compute`,
+-- `compute_trends`, `usage_summary` and the completeness of their rows.
 -- Installed as TEMP views on every report connection after the as-of views (so it
 -- reads the mirror as of the report's date); extracts, overrides in a queries folder
--- and custom reports can all read `developer_profile_user` and `project_organization`.
+-- and custom reports can all read `developer_profile_user`, `project_organization`
+-- and `users_with_whitelabel`.
 
 DROP VIEW IF EXISTS temp.developer_profile_user;
 DROP VIEW IF EXISTS temp.project_organization;
+DROP VIEW IF EXISTS temp.users_with_whitelabel;
+
+-- Every white label user (all columns of `users`) with its white label
+-- (`whitelabel_id`): the white label of the user's white label organization, else of
+-- the first of the user's organizations that has one.
+CREATE TEMP VIEW users_with_whitelabel AS
+SELECT
+    u.*,
+    COALESCE(
+        wo.whitelabel_id,
+        (SELECT MIN(uo.whitelabel_id) FROM user_organizations uo WHERE uo.user_id = u.id)
+    ) AS whitelabel_id
+FROM users u
+LEFT JOIN organizations wo ON wo.id = u.whitelabel_organization_id;
 
 -- The user a developer profile belongs to, as the data says it, best evidence first:
 -- the user its projects name as `developerProfileUserId`, the admin whose organization

@@ -1,7 +1,7 @@
 -- What each report row's figures are missing, and how old their inputs are.
 -- Installed as TEMP views on every report connection after queries/attribution.sql
 -- (so it reads the mirror as of the report's date); `{cutoff}` is replaced by the
--- as-of cut-off. The report job (src/report/completeness.rs) reads the last three
+-- as-of cut-off. The report job (src/report/completeness.rs) reads the last four
 -- views once per run and attaches `complete`, `missing` and `data_as_of` to the rows.
 --
 -- The rule: a document whose latest fetch failed but of which an earlier version is
@@ -14,6 +14,7 @@ DROP VIEW IF EXISTS temp.failed_document;
 DROP VIEW IF EXISTS temp.project_completeness;
 DROP VIEW IF EXISTS temp.organization_completeness;
 DROP VIEW IF EXISTS temp.missing_users;
+DROP VIEW IF EXISTS temp.collided_day;
 
 -- The sync run a report as of T reads: the latest finished run observed before the
 -- end of day T.
@@ -137,5 +138,23 @@ SELECT CAST(substr(f.entity, 6) AS INTEGER) AS user_id,
        f.entity || ' (' || f.operation || ' failed in sync run ' || f.run_id || ': '
        || f.message || ')' AS missing
 FROM failed_document f
-WHERE f.entity LIKE 'user %' AND f.operation = 'get-whitelabel-user'
+WHERE f.entity LIKE 'user %' AND f.entity NOT LIKE 'user % on %'
+  AND f.operation = 'get-whitelabel-user'
   AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = CAST(substr(f.entity, 6) AS INTEGER));
+
+-- Days on which more than one of a user's daily records fell in the report's run (the
+-- sync kept the last; sync_errors names them `user N on YYYY-MM-DD`, see
+-- `day_entity` in src/sync/rows/whitelabel_user.rs): the figures of that user and
+-- day, and of the user's white label, are not what the service meant. A day is an
+-- entity of its own rather than a line of the user's message, so the view reads the
+-- user and the day straight from it and the rows that need that day are flagged,
+-- whichever source (daily_metrics or the packed series) the report read.
+CREATE TEMP VIEW collided_day AS
+SELECT c.user_id, c.day, w.whitelabel_id, c.missing
+FROM (SELECT CAST(substr(f.entity, 6) AS INTEGER) AS user_id,
+             substr(f.entity, -10) AS day,
+             f.entity || ' (' || f.operation || ' in sync run ' || f.run_id || ': '
+             || f.message || ')' AS missing
+      FROM failed_document f
+      WHERE f.entity LIKE 'user % on ____-__-__') c
+LEFT JOIN users_with_whitelabel w ON w.id = c.user_id;

@@ -18,17 +18,10 @@ FROM daily_metrics
 WHERE day <= :as_of;
 
 -- part: users
--- Each white label user's name and white label: the white label of the user's
--- white label organization, else of the first of the user's organizations that has one.
-SELECT
-    u.id AS user_id,
-    u.name AS user_name,
-    COALESCE(
-        wo.whitelabel_id,
-        (SELECT MIN(uo.whitelabel_id) FROM user_organizations uo WHERE uo.user_id = u.id)
-    ) AS whitelabel_id
-FROM users u
-LEFT JOIN organizations wo ON wo.id = u.whitelabel_organization_id;
+-- Each white label user's name and white label (`users_with_whitelabel`,
+-- queries/attribution.sql, says which).
+SELECT id AS user_id, name AS user_name, whitelabel_id
+FROM users_with_whitelabel;
 
 -- part: whitelabels
 SELECT whitelabel_id, MAX(whitelabel_name) AS whitelabel_name

@@ -28,20 +28,8 @@ SELECT
 FROM organization_members m
 LEFT JOIN users u ON u.id = m.user_id
 UNION ALL
-SELECT
-    'whitelabel',
-    COALESCE(
-        wo.whitelabel_id,
-        (SELECT MIN(uo.whitelabel_id) FROM user_organizations uo WHERE uo.user_id = u.id)
-    ),
-    u.id,
-    u.created,
-    u.last_seen,
-    u.pending,
-    u.mfa_configured,
-    u.suspended
-FROM users u
-LEFT JOIN organizations wo ON wo.id = u.whitelabel_organization_id;
+SELECT 'whitelabel', whitelabel_id, id, created, last_seen, pending, mfa_configured, suspended
+FROM users_with_whitelabel;
 
 -- part: departed
 -- People who left a scope: a membership (or white label user) the mirror marked

@@ -19,6 +19,14 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// Every final status.
+    pub const ALL: [RunStatus; 4] = [
+        RunStatus::Succeeded,
+        RunStatus::Partial,
+        RunStatus::Failed,
+        RunStatus::Aborted,
+    ];
+
     /// The text stored in `sync_runs.status`.
     pub fn as_str(self) -> &'static str {
         match self {

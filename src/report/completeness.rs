@@ -6,7 +6,10 @@
 //! figure of an incomplete row is a lower bound, so `exceeded` stays certain.
 
 use crate::report::cols::{ints, strs};
+use crate::report::compute_trends::DaysRead;
+use crate::report::dates::{day_of, parse_day};
 use crate::report::error::{ReportError, SqlSite, pl};
+use chrono::NaiveDate;
 use polars::prelude::*;
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -22,8 +25,9 @@ pub const REPORTS: [&str; 4] = [
     "usage_summary",
 ];
 
-/// An organization's compute lists at most this many missing projects by name.
-const NAMED_PROJECTS: usize = 3;
+/// A row's `missing` names at most this many projects, users or days, then says how
+/// many more.
+const NAMED: usize = 3;
 
 /// What one row's figures lack and the age of their inputs.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -44,8 +48,25 @@ impl Gap {
     }
 }
 
+/// The people whose `compute_trends` rows come from daily metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum People {
+    User,
+    Whitelabel,
+}
+
+impl People {
+    /// The kind of a `compute_trends` row's `entity_type`; None for organizations.
+    fn of(entity_type: &str) -> Option<People> {
+        match entity_type {
+            "user" => Some(People::User),
+            "whitelabel" => Some(People::Whitelabel),
+            _ => None,
+        }
+    }
+}
+
 /// The completeness of every project, organization and white label at T.
-#[derive(Debug, Default)]
 pub struct Completeness {
     /// Per project: its information (and its organization, when unknown).
     projects: HashMap<i64, Gap>,
@@ -55,6 +76,11 @@ pub struct Completeness {
     compute: HashMap<i64, Gap>,
     /// White label users of which nothing is stored after a failure.
     users: Vec<String>,
+    /// Per user and per white label: the days (day number, what is wrong) on which
+    /// more than one of a user's daily records fell, by day.
+    collided: HashMap<(People, i64), Vec<(i64, String)>>,
+    /// Which days each `compute_trends` row reads.
+    days_read: DaysRead,
     /// The observation time of the report's sync run.
     run_as_of: Option<String>,
 }
@@ -71,9 +97,18 @@ fn query_err(part: &'static str) -> impl Fn(rusqlite::Error) -> ReportError {
 }
 
 impl Completeness {
-    /// Reads the views of `queries/completeness.sql` on a report connection.
-    pub fn read(conn: &Connection) -> Result<Completeness, ReportError> {
-        let mut c = Completeness::default();
+    /// Reads the views of `queries/completeness.sql` on a report connection, for a
+    /// report as of `as_of`.
+    pub fn read(conn: &Connection, as_of: NaiveDate) -> Result<Completeness, ReportError> {
+        let mut c = Completeness {
+            projects: HashMap::new(),
+            documents: HashMap::new(),
+            compute: HashMap::new(),
+            users: Vec::new(),
+            collided: HashMap::new(),
+            days_read: DaysRead::new(day_of(as_of)),
+            run_as_of: None,
+        };
         let err = query_err("project_completeness");
         let mut stmt = conn
             .prepare(
@@ -92,7 +127,7 @@ impl Completeness {
             if let Some(org) = org {
                 let entry = per_org.entry(org).or_default();
                 if let Some(info) = &info {
-                    if entry.0.len() < NAMED_PROJECTS {
+                    if entry.0.len() < NAMED {
                         entry.0.push(info.clone());
                     }
                     entry.1 += 1;
@@ -146,6 +181,8 @@ impl Completeness {
             .collect::<Result<_, _>>()
             .map_err(&err)?;
 
+        c.read_collided_days(conn)?;
+
         let err = query_err("report_run");
         c.run_as_of = conn
             .query_row("SELECT MAX(observed_at) FROM report_run", [], |row| {
@@ -153,6 +190,36 @@ impl Completeness {
             })
             .map_err(&err)?;
         Ok(c)
+    }
+
+    /// The `collided_day` view, by user and by the user's white label.
+    fn read_collided_days(&mut self, conn: &Connection) -> Result<(), ReportError> {
+        let err = query_err("collided_day");
+        let mut stmt = conn
+            .prepare(
+                "SELECT user_id, day, whitelabel_id, missing FROM collided_day \
+                 ORDER BY day, user_id",
+            )
+            .map_err(&err)?;
+        let mut rows = stmt.query([]).map_err(&err)?;
+        while let Some(row) = rows.next().map_err(&err)? {
+            let user: i64 = row.get(0).map_err(&err)?;
+            let day: String = row.get(1).map_err(&err)?;
+            let whitelabel: Option<i64> = row.get(2).map_err(&err)?;
+            let missing: String = row.get(3).map_err(&err)?;
+            let Some(day) = parse_day(&day) else { continue };
+            let mut add = |people, id| {
+                self.collided
+                    .entry((people, id))
+                    .or_default()
+                    .push((day, missing.clone()));
+            };
+            add(People::User, user);
+            if let Some(whitelabel) = whitelabel {
+                add(People::Whitelabel, whitelabel);
+            }
+        }
+        Ok(())
     }
 
     /// An organization's own document.
@@ -175,23 +242,56 @@ impl Completeness {
 
     /// The white label's users.
     fn whitelabel(&self) -> Gap {
-        let mut missing: Vec<String> = self.users.iter().take(NAMED_PROJECTS).cloned().collect();
-        if self.users.len() > missing.len() {
-            missing.push(format!(
-                "and {} more users",
-                self.users.len() - missing.len()
-            ));
-        }
         Gap {
-            missing,
+            missing: named(self.users.iter().cloned(), "users"),
             as_of: self.run_as_of.clone(),
         }
+    }
+
+    /// The days from `first` to `last` on which daily records of the user (or of a
+    /// user of the white label) collided.
+    fn collided_days(&self, people: People, id: i64, (first, last): (i64, i64)) -> Gap {
+        let days = self.collided.get(&(people, id)).into_iter().flatten();
+        let missing = days
+            .filter(|(day, _)| (first..=last).contains(day))
+            .map(|(_, missing)| missing.clone());
+        Gap {
+            missing: named(missing, "days"),
+            as_of: self.run_as_of.clone(),
+        }
+    }
+
+    /// The source of a `compute_trends` row: an organization's compute, or the
+    /// collided days a user's or white label's row reads (None when it reads none:
+    /// the columns stay empty on those rows).
+    fn trend_source(
+        &self,
+        (entity_type, id): (Option<&str>, Option<i64>),
+        (period, start): (Option<&str>, Option<&str>),
+    ) -> Option<Source> {
+        if entity_type == Some("organization") {
+            return Some(Source::OrganizationCompute(id));
+        }
+        if self.collided.is_empty() {
+            return None;
+        }
+        let (people, id) = (People::of(entity_type?)?, id?);
+        let days = self.collided.get(&(people, id))?;
+        let (first, last) = self.days_read.of(period?, parse_day(start?)?)?;
+        days.iter()
+            .any(|(day, _)| (first..=last).contains(day))
+            .then_some(Source::CollidedDays {
+                people,
+                id,
+                first,
+                last,
+            })
     }
 
     /// Adds the completeness columns to a built-in report's frame (other reports
     /// are returned as they are).
     pub fn attach(&self, report: &str, mut df: DataFrame) -> Result<DataFrame, ReportError> {
-        let Some(sources) = sources(report, &df) else {
+        let Some(sources) = sources(self, report, &df) else {
             return Ok(df);
         };
         // Rows share a few distinct gaps (one per organization, project or the white
@@ -242,6 +342,12 @@ impl Completeness {
                     as_of: self.run_as_of.clone(),
                 }),
             Source::Whitelabel => self.whitelabel(),
+            Source::CollidedDays {
+                people,
+                id,
+                first,
+                last,
+            } => self.collided_days(people, id, (first, last)),
         }
     }
 }
@@ -257,12 +363,21 @@ enum Source {
     Project(Option<i64>),
     /// The white label's users.
     Whitelabel,
+    /// The days from `first` to `last` of a user's or white label's daily metrics,
+    /// some of which collided.
+    CollidedDays {
+        people: People,
+        id: i64,
+        first: i64,
+        last: i64,
+    },
 }
 
-/// The source of each row of a built-in report's frame (`None` for a row the columns
-/// do not apply to: users' and white labels' trends); `None` for reports without the
-/// columns.
+/// The source of each row of a built-in report's frame (`None` for a row the
+/// columns do not apply to: users' and white labels' trends that read no collided
+/// day); `None` for reports without the columns.
 fn sources<'a>(
+    complete: &'a Completeness,
     report: &str,
     df: &'a DataFrame,
 ) -> Option<Box<dyn Iterator<Item = Option<Source>> + 'a>> {
@@ -291,12 +406,20 @@ fn sources<'a>(
         "compute_trends" => {
             // Read from the columns as they are, not copied into vectors: the report
             // has 2.2 million rows over an xlarge mirror.
-            let kind = df.column("entity_type").ok().and_then(|c| c.str().ok());
+            let text = |name| df.column(name).ok().and_then(|c| c.str().ok());
             let id = df.column("entity_id").ok().and_then(|c| c.i64().ok());
-            match (kind, id) {
-                (Some(kind), Some(id)) => Box::new(kind.iter().zip(id.iter()).map(|(kind, id)| {
-                    (kind == Some("organization")).then_some(Source::OrganizationCompute(id))
-                })),
+            match (
+                text("entity_type"),
+                id,
+                text("period"),
+                text("period_start"),
+            ) {
+                (Some(kind), Some(id), Some(period), Some(start)) => Box::new(
+                    kind.iter()
+                        .zip(id.iter())
+                        .zip(period.iter().zip(start.iter()))
+                        .map(|(entity, row)| complete.trend_source(entity, row)),
+                ),
                 _ => Box::new(std::iter::repeat_n(None, df.height())),
             }
         }
@@ -312,6 +435,23 @@ fn sources<'a>(
         }
         _ => return None,
     })
+}
+
+/// The first few of `items`, then how many more there are (`and N more <what>`).
+fn named(items: impl Iterator<Item = String>, what: &str) -> Vec<String> {
+    let mut named = Vec::new();
+    let mut more = 0;
+    for item in items {
+        if named.len() < NAMED {
+            named.push(item);
+        } else {
+            more += 1;
+        }
+    }
+    if more > 0 {
+        named.push(format!("and {more} more {what}"));
+    }
+    named
 }
 
 /// A gap in the words of the three columns.

@@ -533,7 +533,7 @@ fn build_all(
                 }
             });
         }
-        let read = completeness::Completeness::read(&first_conn);
+        let read = completeness::Completeness::read(&first_conn, opts.as_of);
         drop(first_conn);
         let (value, error) = match read {
             Ok(c) => (Some(c), None),

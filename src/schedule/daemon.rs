@@ -15,7 +15,7 @@
 use crate::api::Client;
 use crate::report::{self, ReportOptions};
 use crate::schedule::health::Health;
-use crate::schedule::{cron, endpoint, health, metrics, retention};
+use crate::schedule::{cron, endpoint, metrics, retention};
 use crate::shutdown::Shutdown;
 use crate::sync::{self, SyncOptions};
 use std::path::PathBuf;
@@ -142,8 +142,11 @@ async fn start_endpoint(
     stop: Shutdown,
 ) -> Result<Arc<Health>, DaemonError> {
     let handle = metrics::install()?;
-    if let Some(at) = health::last_success(&cfg.sync.db) {
-        metrics::last_success(at);
+    let db = cfg.sync.db.clone();
+    // Counting the mirror's rows is blocking file I/O; done before listening, so the
+    // first scrape has every series.
+    if let Err(e) = tokio::task::spawn_blocking(move || metrics::start_from_mirror(&db)).await {
+        tracing::warn!(error = %e, "cannot read the mirror's figures for the metrics");
     }
     let period = cron::period(&cfg.sync_cron).unwrap_or(Duration::from_secs(86_400));
     let health = Arc::new(Health::new(
@@ -284,9 +287,7 @@ async fn send_alerts(opts: &crate::alerts::AlertOptions, outcome: report::Report
         Ok(done) => {
             let outbox = done.outbox.unwrap_or_default();
             if done.outbox.is_some() {
-                metrics::alert_outbox("pending", outbox.pending);
-                metrics::alert_outbox("delivered", outbox.delivered);
-                metrics::alert_outbox("failed", outbox.failed);
+                metrics::alert_outbox_counts(&outbox);
             }
             tracing::info!(
                 new = done.events.len(),

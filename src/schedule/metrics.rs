@@ -3,7 +3,15 @@
 //! Recorded with the `metrics` macros into the process-wide recorder that
 //! [`install`] sets up; `metrics-exporter-prometheus` renders them. Without
 //! `--listen` no recorder is installed and every call here costs nothing.
+//!
+//! Every series is there from the first scrape: [`install`] registers each counter
+//! and histogram at 0 (with every label value it can take) and the gauges at what
+//! the mirror says at the start, so `rate()` has a starting point and `absent()`
+//! alerts do not fire while a first sync runs. A gauge whose value cannot be known
+//! (the mirror cannot be read at the start) is left out until a sync sets it:
+//! absent means unknown.
 
+use crate::api::Operation;
 use crate::mirror::runs::RunStatus;
 use crate::mirror::spec::TABLES;
 use metrics::{counter, gauge, histogram};
@@ -11,6 +19,8 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+const BUILD_INFO: &str = "orgledger_build_info";
+const UP: &str = "orgledger_up";
 const SYNC_RUNS: &str = "orgledger_sync_runs_total";
 const SYNC_DURATION: &str = "orgledger_sync_duration_seconds";
 const SYNC_REQUESTS: &str = "orgledger_sync_requests_total";
@@ -22,7 +32,17 @@ const REPORT_RUNS: &str = "orgledger_report_runs_total";
 const REPORT_DURATION: &str = "orgledger_report_duration_seconds";
 const EXPORT_RUNS: &str = "orgledger_export_runs_total";
 /// Events in the alerts outbox per state (pending, delivered, failed).
-const ALERT_OUTBOX: &str = "orgledger_alert_outbox";
+const ALERT_OUTBOX: &str = "orgledger_alert_outbox_events";
+
+/// The `status` of a sync that could not run at all (beside the runs' own statuses).
+const NOT_RUN: &str = "error";
+/// The `operation` of failures of a whole run rather than of one request (an
+/// outage given up on, a fetch task that failed), as the sync records them.
+const WHOLE_RUN: &str = "sync";
+/// The outcomes of report and export runs.
+const OUTCOMES: [&str; 2] = ["ok", "failed"];
+/// The states of the alerts outbox.
+const OUTBOX_STATES: [&str; 3] = ["pending", "delivered", "failed"];
 
 /// A sync takes seconds to many minutes.
 const SYNC_BUCKETS: &[f64] = &[
@@ -47,7 +67,70 @@ pub fn install() -> Result<PrometheusHandle, MetricsError> {
         .install_recorder()
         .map_err(err)?;
     describe();
+    register_at_zero();
     Ok(handle)
+}
+
+/// Every counter and histogram, with each label value it can take, at 0; the
+/// build and `up` at 1.
+fn register_at_zero() {
+    gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
+    gauge!(UP).set(1.0);
+    let statuses = RunStatus::ALL.map(RunStatus::as_str);
+    for status in statuses.into_iter().chain([NOT_RUN]) {
+        counter!(SYNC_RUNS, "status" => status).absolute(0);
+    }
+    // Creating a histogram renders it empty: every bucket, its sum and count at 0.
+    let _ = histogram!(SYNC_DURATION);
+    counter!(SYNC_REQUESTS).absolute(0);
+    counter!(SYNC_BYTES).absolute(0);
+    // A sync never creates projects.
+    let fetched = Operation::ALL
+        .into_iter()
+        .filter(|op| *op != Operation::CreateProject)
+        .map(Operation::name);
+    for operation in fetched.chain([WHOLE_RUN]) {
+        counter!(SYNC_ERRORS, "operation" => operation).absolute(0);
+    }
+    for outcome in OUTCOMES {
+        counter!(REPORT_RUNS, "status" => outcome).absolute(0);
+        counter!(EXPORT_RUNS, "status" => outcome).absolute(0);
+    }
+    let _ = histogram!(REPORT_DURATION);
+}
+
+/// The gauges at what the mirror says at the daemon's start: the time of its last
+/// sync that stored data (0 when it has none), its rows per table and its alerts
+/// outbox (all 0 for a mirror not created yet). A mirror that cannot be read leaves
+/// them out (unknown) until a sync sets them; the log says why.
+pub fn start_from_mirror(db: &Path) {
+    let read = || -> Result<(), String> {
+        let conn = match crate::mirror::open_ro(db) {
+            Ok(conn) => conn,
+            Err(crate::mirror::MirrorError::Missing(_)) => {
+                empty_mirror();
+                return Ok(());
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        mirror_rows(&conn).map_err(|e| crate::cause::sqlite(&e))?;
+        let outbox = crate::alerts::outbox::counts(&conn).map_err(|e| crate::cause::sqlite(&e))?;
+        alert_outbox_counts(&outbox);
+        last_success(crate::schedule::health::last_success(db).unwrap_or(SystemTime::UNIX_EPOCH));
+        Ok(())
+    };
+    if let Err(e) = read() {
+        tracing::warn!(error = %e, "cannot read the mirror's figures for the metrics: they are left out until a sync");
+    }
+}
+
+/// The gauges of a mirror that does not exist yet: no rows, no sync, no alerts.
+fn empty_mirror() {
+    for table in TABLES {
+        gauge!(MIRROR_ROWS, "table" => table.name).set(0.0);
+    }
+    alert_outbox_counts(&crate::alerts::Counts::default());
+    last_success(SystemTime::UNIX_EPOCH);
 }
 
 fn describe() {
@@ -73,7 +156,9 @@ fn describe() {
         EXPORT_RUNS,
         "Parquet exports after a sync by outcome (ok, failed)"
     );
-    describe_gauge!(ALERT_OUTBOX, "Alert messages in the outbox by state");
+    describe_gauge!(ALERT_OUTBOX, "Alert events in the outbox by state");
+    describe_gauge!(BUILD_INFO, "Always 1; the label says the version running");
+    describe_gauge!(UP, "Always 1 while the daemon serves its metrics");
 }
 
 /// What one finished sync run did.
@@ -106,10 +191,10 @@ pub fn sync_finished(run: &SyncFigures) {
 
 /// A sync that could not run at all (the mirror could not be opened or locked).
 pub fn sync_not_run() {
-    counter!(SYNC_RUNS, "status" => "error").increment(1);
+    counter!(SYNC_RUNS, "status" => NOT_RUN).increment(1);
 }
 
-/// Sets the time of the last sync that stored data.
+/// Sets the time of the last sync that stored data (the epoch: none yet).
 pub fn last_success(at: SystemTime) {
     let secs = at
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -119,19 +204,26 @@ pub fn last_success(at: SystemTime) {
 
 /// Records a report run.
 pub fn report_finished(ok: bool, elapsed: Duration) {
-    counter!(REPORT_RUNS, "status" => if ok { "ok" } else { "failed" }).increment(1);
+    counter!(REPORT_RUNS, "status" => outcome(ok)).increment(1);
     histogram!(REPORT_DURATION).record(elapsed.as_secs_f64());
 }
 
 /// Records an export after a sync.
 pub fn export_finished(ok: bool) {
-    counter!(EXPORT_RUNS, "status" => if ok { "ok" } else { "failed" }).increment(1);
+    counter!(EXPORT_RUNS, "status" => outcome(ok)).increment(1);
 }
 
-/// The alerts outbox: the number of events in one state, set after each alert
-/// evaluation of the daemon that delivered to a webhook.
-pub fn alert_outbox(state: &'static str, messages: u64) {
-    gauge!(ALERT_OUTBOX, "state" => state).set(messages as f64);
+fn outcome(ok: bool) -> &'static str {
+    OUTCOMES[usize::from(!ok)]
+}
+
+/// The alerts outbox: the number of events in each state, set at the start and
+/// after each alert evaluation of the daemon that delivered to a webhook.
+pub fn alert_outbox_counts(counts: &crate::alerts::Counts) {
+    let values = [counts.pending, counts.delivered, counts.failed];
+    for (state, n) in OUTBOX_STATES.into_iter().zip(values) {
+        gauge!(ALERT_OUTBOX, "state" => state).set(n as f64);
+    }
 }
 
 /// Sets the current rows of every mirror table (removed rows not counted).

@@ -127,7 +127,7 @@ fn split<T>(f: Fetched<T>) -> (T, Meta) {
 /// A list read as a stream: its body was encoded as it passed; a body that could
 /// not be is not stored, and says why in `sync_errors`.
 fn listed(job: Job, listed: Listed, mut rows: DocRows, follow: FollowUps) -> Done {
-    rows.problems.extend(listed.problem);
+    rows.problems.extend(listed.problem.map(Into::into));
     Done {
         server_time: listed.server_time,
         doc: Doc {

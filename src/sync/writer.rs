@@ -340,9 +340,9 @@ fn apply_doc(
             stamp.run_id,
             &SyncErrorRecord {
                 operation: doc.operation.to_string(),
-                entity: Some(doc.entity.clone()),
+                entity: Some(problem.entity.clone().unwrap_or_else(|| doc.entity.clone())),
                 http_status: None,
-                message: problem.clone(),
+                message: problem.message.clone(),
                 attempts: 1,
             },
         )?;

@@ -90,8 +90,18 @@ pub fn sync_opts(handle: &SandboxHandle, db: &std::path::Path) -> SyncOptions {
 
 /// POSTs to a sandbox admin route with the JWT; returns the status.
 pub async fn admin_post(handle: &SandboxHandle, route: &str) -> u16 {
+    admin_call(handle, reqwest::Method::POST, route).await
+}
+
+/// DELETEs a sandbox admin route with the JWT (ends what the POST began); returns
+/// the status.
+pub async fn admin_delete(handle: &SandboxHandle, route: &str) -> u16 {
+    admin_call(handle, reqwest::Method::DELETE, route).await
+}
+
+async fn admin_call(handle: &SandboxHandle, method: reqwest::Method, route: &str) -> u16 {
     http()
-        .post(format!("{}{route}", handle.info.url))
+        .request(method, format!("{}{route}", handle.info.url))
         .header("x-jwt-token", &handle.info.jwt)
         .send()
         .await

@@ -271,3 +271,194 @@ async fn the_default_hard_cases_attribute_twin_profiles_and_flag_a_never_served_
     // A project whose information is stored is complete.
     assert_eq!(project_row(&dir, project::DELETED_SERVED)["complete"], true);
 }
+
+/// Runs the binary on the mirror `db` against the sandbox; returns its exit code and
+/// what it wrote to stderr.
+fn orgledger(sb: &SandboxHandle, db: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
+        .args(["--db", db.to_str().expect("utf-8 path")])
+        .args(args)
+        .env("ORGLEDGER_BASE_URL", &sb.info.url)
+        .env("ORGLEDGER_JWT", &sb.info.jwt)
+        .env_remove("ORGLEDGER_API_KEY")
+        .output()
+        .expect("orgledger runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn sync_cli(sb: &SandboxHandle, db: &Path) -> Option<i32> {
+    let org = sb.info.whitelabel_organization_id.to_string();
+    let (code, stderr) = orgledger(sb, db, &["sync", "--whitelabel-org", &org, "--no-progress"]);
+    assert!(matches!(code, Some(0 | 3)), "sync: {code:?}\n{stderr}");
+    code
+}
+
+/// `compute_trends` as of the sandbox's start, through the binary, with the shipped
+/// queries (the daily figures from the packed series) or those of `queries`.
+fn trends_cli(sb: &SandboxHandle, db: &Path, out: &Path, queries: Option<&Path>) -> Vec<Value> {
+    let as_of = common::start_date().to_string();
+    let mut args = vec![
+        "report",
+        "compute_trends",
+        "--as-of",
+        &as_of,
+        "--format",
+        "json",
+    ];
+    args.extend(["--out", out.to_str().expect("utf-8 path")]);
+    if let Some(queries) = queries {
+        args.extend(["--queries", queries.to_str().expect("utf-8 path")]);
+    }
+    let (code, stderr) = orgledger(sb, db, &args);
+    assert_eq!(code, Some(0), "report: {stderr}");
+    common::json_rows(&out.join(&as_of), "compute_trends")
+}
+
+/// A queries folder whose `daily` section of compute_trends is not the shipped text,
+/// so the report reads the daily metrics row by row instead of the packed series.
+fn row_by_row_queries(root: &Path) -> PathBuf {
+    let dir = root.join("queries");
+    std::fs::create_dir_all(&dir).expect("queries folder");
+    let shipped = include_str!("../../queries/compute_trends.sql");
+    let text = shipped.replace("-- part: daily\n", "-- part: daily\n-- row by row\n");
+    assert_ne!(text, shipped, "the extract has a daily section");
+    std::fs::write(dir.join("compute_trends.sql"), text).expect("override");
+    dir
+}
+
+/// The last day a `compute_trends` row covers: its period's, or T.
+fn last_day(row: &Value, today: chrono::NaiveDate) -> chrono::NaiveDate {
+    let start: chrono::NaiveDate = row["period_start"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("a period start: {row}"));
+    let end = match row["period"].as_str() {
+        Some("day") => start,
+        Some("week") => start + chrono::Duration::days(6),
+        _ => {
+            let next = start + chrono::Months::new(1);
+            next - chrono::Duration::days(1)
+        }
+    };
+    end.min(today)
+}
+
+/// The rows of one entity.
+fn entity_rows<'a>(rows: &'a [Value], kind: &str, id: i64) -> Vec<&'a Value> {
+    let found: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["entity_type"] == kind && r["entity_id"].as_i64() == Some(id))
+        .collect();
+    assert!(!found.is_empty(), "no compute_trends rows of {kind} {id}");
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_daily_records_on_one_day_flag_the_trend_rows_built_from_that_day() {
+    let sb = common::sandbox(orgledger::sandbox::Profile::Tiny).await;
+    let (scratch, db) = common::scratch();
+    assert_eq!(sync_cli(&sb, &db), Some(0), "a clean first sync");
+    let clean = trends_cli(&sb, &db, &scratch.path().join("clean"), None);
+    let today = common::start_date();
+    let day = today - chrono::Duration::days(5);
+    let conn = common::open(&db);
+    // A user of the white label with a record on that day (its timestamp in UTC).
+    let (user, whitelabel): (i64, i64) = conn
+        .query_row(
+            "SELECT u.id, o.whitelabel_id FROM users u \
+             JOIN organizations o ON o.id = u.whitelabel_organization_id \
+             JOIN daily_metrics d ON d.user_id = u.id AND d.day = ?1 \
+             WHERE d.date LIKE ?1 || 'T00:00:00%' AND o.whitelabel_id IS NOT NULL \
+             ORDER BY u.id LIMIT 1",
+            [day.to_string()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("a white label user with a record on the day");
+    drop(conn);
+
+    // Its document with one more record written at 00:30 of that day in +02:00 (the
+    // evening before in UTC): it is filed under its written date, where a record is.
+    let path =
+        orgledger::api::operation::whitelabel_user_path(sb.info.whitelabel_organization_id, user);
+    let mut body: Value =
+        serde_json::from_str(&common::served(&sb, &path).await).expect("the user's answer");
+    let metrics = body["user"]["dailyMetrics"]
+        .as_array_mut()
+        .expect("daily metrics");
+    let mut late = metrics
+        .iter()
+        .find(|m| {
+            m["date"]
+                .as_str()
+                .is_some_and(|d| d.starts_with(&day.to_string()))
+        })
+        .cloned()
+        .expect("the day's record");
+    late["date"] = Value::from(format!("{day}T00:30:00+02:00"));
+    late["computeTimeSeconds"] = Value::from(777_777);
+    metrics.push(late);
+    set_override(&sb, &path, 200, serde_json::to_vec(&body).expect("body")).await;
+    assert_eq!(
+        sync_cli(&sb, &db),
+        Some(3),
+        "the collision makes the run partial"
+    );
+
+    let packed = trends_cli(&sb, &db, &scratch.path().join("packed"), None);
+    let queries = row_by_row_queries(scratch.path());
+    let rows = trends_cli(&sb, &db, &scratch.path().join("rows"), Some(&queries));
+    assert_eq!(
+        packed, rows,
+        "both reads of the daily metrics give the same rows"
+    );
+
+    // Every row of the user and of its white label reads the 60 days up to its last
+    // day (rolling sums), so exactly those whose last day is on or after the day read
+    // it; the others are as on any user's rows.
+    let named = format!("user {user} on {day}");
+    for (kind, id) in [("user", user), ("whitelabel", whitelabel)] {
+        for row in entity_rows(&packed, kind, id) {
+            if last_day(row, today) < day {
+                assert_eq!(row["complete"], Value::Null, "{row}");
+                assert_eq!(row["missing"], Value::Null, "{row}");
+                continue;
+            }
+            assert_eq!(row["complete"], false, "{row}");
+            let missing = row["missing"].as_str().unwrap_or_default();
+            assert!(
+                missing.starts_with(&format!("{named} (get-whitelabel-user in sync run "))
+                    && missing.contains(&format!("2 records for the day {day}")),
+                "{missing}"
+            );
+        }
+    }
+    // Every other row says what it said before the collision.
+    let key = |r: &Value| {
+        let key = ["entity_type", "entity_id", "period", "period_start"];
+        key.map(|k| r[k].to_string()).join(" ")
+    };
+    let before: std::collections::HashMap<String, &Value> =
+        clean.iter().map(|r| (key(r), r)).collect();
+    let mut others = 0;
+    for row in &packed {
+        let id = row["entity_id"].as_i64();
+        let affected = (row["entity_type"] == "user" && id == Some(user))
+            || (row["entity_type"] == "whitelabel" && id == Some(whitelabel));
+        if affected {
+            continue;
+        }
+        let was = before
+            .get(&key(row))
+            .unwrap_or_else(|| panic!("a new row: {row}"));
+        assert_eq!(
+            (&row["complete"], &row["missing"]),
+            (&was["complete"], &was["missing"]),
+            "{row}"
+        );
+        others += 1;
+    }
+    assert!(others > 100, "{others} other rows");
+}

@@ -75,9 +75,101 @@ async fn stop(mut child: Child, log: &Log) {
     assert_eq!(code, Some(0), "clean exit; stderr:\n{}", log.text());
 }
 
+/// Every series a scrape must show before the first sync ends, with its start value
+/// (a mirror not created yet: no rows, no sync).
+fn start_values() -> Vec<(String, f64)> {
+    let mut series = vec![
+        ("orgledger_up".to_string(), 1.0),
+        (
+            format!(
+                "orgledger_build_info{{version=\"{}\"}}",
+                env!("CARGO_PKG_VERSION")
+            ),
+            1.0,
+        ),
+        ("orgledger_sync_requests_total".into(), 0.0),
+        ("orgledger_sync_bytes_total".into(), 0.0),
+        ("orgledger_sync_duration_seconds_count".into(), 0.0),
+        ("orgledger_sync_duration_seconds_sum".into(), 0.0),
+        ("orgledger_report_duration_seconds_count".into(), 0.0),
+        ("orgledger_last_sync_success_timestamp_seconds".into(), 0.0),
+    ];
+    let labelled: [(&str, &str, &[&str]); 6] = [
+        (
+            "orgledger_sync_runs_total",
+            "status",
+            &["succeeded", "partial", "failed", "aborted", "error"],
+        ),
+        (
+            "orgledger_sync_errors_total",
+            "operation",
+            &[
+                "list-organizations",
+                "get-organization",
+                "get-whitelabel-user",
+                "list-user-organizations",
+                "list-projects",
+                "get-project-info",
+                "list-user-projects",
+                "sync",
+            ],
+        ),
+        ("orgledger_report_runs_total", "status", &["ok", "failed"]),
+        ("orgledger_export_runs_total", "status", &["ok", "failed"]),
+        (
+            "orgledger_mirror_rows",
+            "table",
+            &["organizations", "users", "daily_metrics", "project_info"],
+        ),
+        (
+            "orgledger_alert_outbox_events",
+            "state",
+            &["pending", "delivered", "failed"],
+        ),
+    ];
+    for (name, label, values) in labelled {
+        for value in values {
+            series.push((format!("{name}{{{label}=\"{value}\"}}"), 0.0));
+        }
+    }
+    series
+}
+
+/// Scrapes while the service is down, so the daemon's first sync cannot end yet:
+/// every series is there with its start value, and no run had finished.
+async fn assert_start_values(base: &str, db: &std::path::Path) {
+    let text = get(&format!("{base}/metrics")).await.1;
+    let finished = common::count_or_zero(
+        db,
+        "SELECT COUNT(*) FROM sync_runs WHERE finished_at IS NOT NULL",
+    );
+    assert_eq!(finished, 0, "the scrape came before the first sync ended");
+    for (series, start) in start_values() {
+        assert_eq!(
+            sample(&text, &series),
+            Some(start),
+            "{series} at {start} from the start:\n{text}"
+        );
+    }
+    for histogram in [
+        "orgledger_sync_duration_seconds",
+        "orgledger_report_duration_seconds",
+    ] {
+        assert!(
+            text.contains(&format!("# TYPE {histogram} histogram")),
+            "{text}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn metrics_count_two_syncs_and_a_report_over_http() {
+async fn metrics_are_there_from_the_start_and_count_two_syncs_and_a_report_over_http() {
     let sb = common::sandbox(Profile::Tiny).await;
+    // The service is down when the daemon starts: its first sync keeps retrying.
+    assert_eq!(
+        common::admin_post(&sb, "/sandbox/outage?seconds=120").await,
+        200
+    );
     let (dir, db) = common::scratch();
     let mut child = daemon_with(
         &sb,
@@ -89,6 +181,8 @@ async fn metrics_count_two_syncs_and_a_report_over_http() {
     );
     let log = Log::follow(&mut child);
     let base = log.endpoint().await;
+    assert_start_values(&base, &db).await;
+    assert_eq!(common::admin_delete(&sb, "/sandbox/outage").await, 200);
     wait_until("two syncs", Duration::from_secs(40), || {
         runs(&db, "succeeded") >= 2
     })

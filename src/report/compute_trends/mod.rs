@@ -89,6 +89,26 @@ impl Entity {
 /// Period kinds, in output order.
 const PERIODS: [&str; 3] = ["day", "week", "month"];
 
+/// Which days the figures of each output row read, for the completeness of the rows
+/// (`crate::report::completeness`): a row built from a day whose data is in doubt is
+/// flagged.
+pub(crate) struct DaysRead(Periods);
+
+impl DaysRead {
+    /// For a report as of the day number `today`.
+    pub(crate) fn new(today: i64) -> Self {
+        DaysRead(Periods::new(today))
+    }
+
+    /// The days (first, last) that the row of `period` (`day`, `week`, `month`)
+    /// starting on the day number `start` reads: its period, its rolling sums and the
+    /// period its change compares with.
+    pub(crate) fn of(&self, period: &str, start: i64) -> Option<(i64, i64)> {
+        let order = PERIODS.iter().position(|p| *p == period)?;
+        Some(self.0.days_read(order as i64, start))
+    }
+}
+
 /// The days the report looks at: T and the 13 months and 62 days before it.
 struct Span {
     horizon: i64,

@@ -13,6 +13,11 @@ pub(super) type Day = [Option<f64>; 3];
 /// Index of the compute seconds in a [`Day`] (the value windows and changes use).
 const COMPUTE: usize = 2;
 
+/// The rolling sums' lengths in days: a row has the sums over the [`SHORT`] and the
+/// [`LONG`] days ending on its last day, and over the [`LONG`] days before those.
+const SHORT: usize = 7;
+const LONG: usize = 30;
+
 /// The periods every series is cut into, fixed by T.
 pub(super) struct Periods {
     today: i64,
@@ -52,6 +57,40 @@ impl Periods {
             1 => self.week_now,
             _ => self.month_now,
         }
+    }
+
+    /// The last day of the period of kind `order` that starts on `start`, or T when
+    /// it is the unfinished one.
+    fn end(&self, order: i64, start: i64) -> i64 {
+        let end = match order {
+            0 => start,
+            1 => start + 6,
+            _ => month_start(start + 31).unwrap_or(start + 31) - 1,
+        };
+        end.min(self.today)
+    }
+
+    /// The days (first, last) of the period a row's change compares with: the day,
+    /// week or month before; for the week and the month that contain T (they run only
+    /// to T), the same number of leading days of the one before (a month's capped at
+    /// its length).
+    fn previous(&self, order: i64, start: i64) -> (i64, i64) {
+        match order {
+            0 => (start - 1, start - 1),
+            1 if start == self.week_now => (start - 7, self.today - 7),
+            1 => (start - 7, start - 1),
+            _ if start == self.month_now => self.month_before_elapsed,
+            _ => (month_start(start - 1).unwrap_or(start - 31), start - 1),
+        }
+    }
+
+    /// Every day the figures of the row of kind `order` starting on `start` read: its
+    /// period, its rolling sums and the period its change compares with. They overlap
+    /// into one span (first, last).
+    pub(super) fn days_read(&self, order: i64, start: i64) -> (i64, i64) {
+        let end = self.end(order, start);
+        let rolling = end - (2 * LONG - 1) as i64;
+        (rolling.min(self.previous(order, start).0), end)
     }
 }
 
@@ -142,11 +181,11 @@ impl Rows {
             self.entity_id.push(series.id);
             self.period_order.push(order);
             self.start.push(start);
-            let earlier = end.checked_sub(30);
+            let earlier = end.checked_sub(LONG);
             let rolling = [
-                running.window(end, 7),
-                running.window(end, 30),
-                earlier.and_then(|e| running.window(e, 30)),
+                running.window(end, SHORT),
+                running.window(end, LONG),
+                earlier.and_then(|e| running.window(e, LONG)),
                 prev,
             ];
             for (col, value) in self
@@ -158,41 +197,29 @@ impl Rows {
             }
         };
 
+        let previous = |order: i64, start: i64| {
+            let (from, to) = periods.previous(order, start);
+            total(from, to)[COMPUTE]
+        };
         for day in (today - 29).max(first)..=today {
             let i = (day - first) as usize;
-            let prev = i.checked_sub(1).and_then(|p| series.days[p][COMPUTE]);
-            push(0, day, series.days[i], i, prev);
+            push(0, day, series.days[i], i, previous(0, day));
         }
-        // The week and the month that contain T run only to T: they are compared with
-        // the same number of leading days of the period before (a month's capped at its
-        // length); finished periods with the whole period before.
         let mut week = periods.first_week;
         while week <= periods.week_now {
-            let end = (week + 6).min(today);
+            let end = periods.end(1, week);
             if let Some(i) = index(end) {
-                let prev = if week == periods.week_now {
-                    total(week - 7, today - 7)
-                } else {
-                    total(week - 7, week - 1)
-                };
-                push(1, week, total(week, end), i, prev[COMPUTE]);
+                push(1, week, total(week, end), i, previous(1, week));
             }
             week += 7;
         }
         let mut month = periods.first_month;
         while month <= today {
-            let next = month_start(month + 31).unwrap_or(month + 31);
-            let end = (next - 1).min(today);
+            let end = periods.end(2, month);
             if let Some(i) = index(end) {
-                let prev = if month == periods.month_now {
-                    let (from, to) = periods.month_before_elapsed;
-                    total(from, to)
-                } else {
-                    total(month_start(month - 1).unwrap_or(month - 31), month - 1)
-                };
-                push(2, month, total(month, end), i, prev[COMPUTE]);
+                push(2, month, total(month, end), i, previous(2, month));
             }
-            month = next;
+            month = end + 1;
         }
         debug_assert_eq!(today, periods.today, "every series runs to T");
     }

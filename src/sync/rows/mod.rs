@@ -57,15 +57,35 @@ pub enum RowSet {
 pub struct DocRows {
     /// Row sets, parents before children.
     pub sets: Vec<RowSet>,
-    /// Elements that could not be stored, described for `sync_errors`.
-    pub problems: Vec<String>,
+    /// Elements that could not be stored as sent, described for `sync_errors`.
+    pub problems: Vec<Problem>,
+}
+
+/// One element of a document that could not be stored as sent: a `sync_errors` row.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Problem {
+    /// What it concerns when that is narrower than the document (the document's own
+    /// entity when `None`).
+    pub entity: Option<String>,
+    /// What was wrong and what was stored instead.
+    pub message: String,
+}
+
+impl From<String> for Problem {
+    /// A problem of the document as a whole.
+    fn from(message: String) -> Self {
+        Problem {
+            entity: None,
+            message,
+        }
+    }
 }
 
 impl DocRows {
     /// Reports an element of the document (of `context`) that cannot become a row.
     fn skipped(&mut self, context: &str, element: &str) {
         self.problems
-            .push(format!("{context}: {element} was skipped"));
+            .push(format!("{context}: {element} was skipped").into());
     }
 
     fn root(&mut self, table: &'static TableSpec, row: Vec<Value>) {
@@ -73,26 +93,43 @@ impl DocRows {
         self.sets.push(RowSet::Root { table, row });
     }
 
+    /// A parent's complete list; entries whose key a later entry repeats are dropped
+    /// and reported in one problem.
     fn scope(&mut self, table: &'static TableSpec, scope: Vec<Value>, rows: Vec<Vec<Value>>) {
-        let mut rows: Vec<Row> = rows.into_iter().map(Row::new).collect();
         let total = rows.len();
-        let repeated = keep_last_of_each_key(&mut rows, table.key.len());
+        let repeated = self.scope_keeping_last(table, scope, rows).len();
         if repeated > 0 {
             let key: Vec<&str> = table.key.iter().map(|c| c.name).collect();
-            self.problems.push(format!(
-                "{}: {repeated} of {total} entries repeat the key ({}) of a later entry; the last of each was kept",
-                table.name,
-                key.join(", ")
-            ));
+            self.problems.push(
+                format!(
+                    "{}: {repeated} of {total} entries repeat the key ({}) of a later entry; the last of each was kept",
+                    table.name,
+                    key.join(", ")
+                )
+                .into(),
+            );
         }
+    }
+
+    /// A parent's complete list, keeping the last entry of each key; returns the
+    /// entries dropped, for the caller to report.
+    fn scope_keeping_last(
+        &mut self,
+        table: &'static TableSpec,
+        scope: Vec<Value>,
+        rows: Vec<Vec<Value>>,
+    ) -> Vec<Row> {
+        let mut rows: Vec<Row> = rows.into_iter().map(Row::new).collect();
+        let dropped = keep_last_of_each_key(&mut rows, table.key.len());
         self.sets.push(RowSet::Scope { table, scope, rows });
+        dropped
     }
 }
 
-/// Drops every row whose key a later row of the list repeats, and returns how many
-/// were dropped. A list with a repeated key cannot be stored as it is (the key is
-/// the table's primary key), and the API's lists are ordered oldest first.
-fn keep_last_of_each_key(rows: &mut Vec<Row>, key_len: usize) -> usize {
+/// Drops every row whose key a later row of the list repeats, and returns them. A
+/// list with a repeated key cannot be stored as it is (the key is the table's
+/// primary key), and the API's lists are ordered oldest first.
+fn keep_last_of_each_key(rows: &mut Vec<Row>, key_len: usize) -> Vec<Row> {
     // Most lists come sorted by key (daily metrics by date): strictly ascending
     // keys are distinct, found without hashing the million keys of a large sync.
     let ascending = rows.windows(2).all(|pair| {
@@ -100,7 +137,7 @@ fn keep_last_of_each_key(rows: &mut Vec<Row>, key_len: usize) -> usize {
             == Some(std::cmp::Ordering::Less)
     });
     if ascending {
-        return 0;
+        return Vec::new();
     }
     // The 128-bit digest of the key stands for the key: no key text is built for
     // the million rows of a large sync.
@@ -111,16 +148,14 @@ fn keep_last_of_each_key(rows: &mut Vec<Row>, key_len: usize) -> usize {
     let last: std::collections::HashMap<&[u8; 16], usize> =
         digests.iter().enumerate().map(|(i, d)| (d, i)).collect();
     if last.len() == rows.len() {
-        return 0;
+        return Vec::new();
     }
-    let before = rows.len();
-    let mut index = 0;
-    rows.retain(|_| {
-        let keep = last.get(&digests[index]) == Some(&index);
-        index += 1;
-        keep
-    });
-    before - rows.len()
+    let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(rows)
+        .into_iter()
+        .enumerate()
+        .partition(|(index, _)| last.get(&digests[*index]) == Some(index));
+    *rows = kept.into_iter().map(|(_, row)| row).collect();
+    dropped.into_iter().map(|(_, row)| row).collect()
 }
 
 /// Order of two keys made of integers and texts (None for other values, whose
@@ -482,15 +517,15 @@ mod tests {
             |rows: &[Row]| -> Vec<Value> { rows.iter().map(|r| r.values[2].clone()).collect() };
         // Sorted and distinct: untouched.
         let mut sorted = rows(&[(1, "a"), (1, "b"), (2, "a")]);
-        assert_eq!(keep_last_of_each_key(&mut sorted, 2), 0);
+        assert_eq!(keep_last_of_each_key(&mut sorted, 2).len(), 0);
         assert_eq!(sorted.len(), 3);
         // Sorted with a neighbour repeated: the later one stays.
         let mut adjacent = rows(&[(1, "a"), (1, "a"), (1, "b")]);
-        assert_eq!(keep_last_of_each_key(&mut adjacent, 2), 1);
+        assert_eq!(keep_last_of_each_key(&mut adjacent, 2).len(), 1);
         assert_eq!(tags(&adjacent), [Value::Integer(1), Value::Integer(2)]);
         // Unsorted and distinct: untouched, in its order.
         let mut unsorted = rows(&[(2, "a"), (1, "b"), (1, "a")]);
-        assert_eq!(keep_last_of_each_key(&mut unsorted, 2), 0);
+        assert_eq!(keep_last_of_each_key(&mut unsorted, 2).len(), 0);
         assert_eq!(
             tags(&unsorted),
             [Value::Integer(0), Value::Integer(1), Value::Integer(2)]

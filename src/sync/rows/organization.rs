@@ -14,9 +14,8 @@ pub fn organization(org_id: i64, doc: &OrganizationResponse) -> DocRows {
     let mut out = DocRows::default();
     let context = format!("organization {org_id}");
     let Some(org) = doc.organization.as_ref() else {
-        out.problems.push(format!(
-            "{context}: the response has no `organization` object"
-        ));
+        out.problems
+            .push(format!("{context}: the response has no `organization` object").into());
         return out;
     };
     out.root(&spec::ORGANIZATIONS, organization_row(org_id, org, doc));
@@ -141,6 +140,6 @@ mod tests {
         };
         let rows = organization(5, &org);
         assert_eq!(rows.problems.len(), 1);
-        assert!(rows.problems[0].contains("organization 5"));
+        assert!(rows.problems[0].message.contains("organization 5"));
     }
 }

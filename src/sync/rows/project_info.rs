@@ -21,7 +21,7 @@ pub fn project_info(project_id: i64, doc: &ProjectInfoResponse, store_secrets: b
     // storing it would blank the project's row and mark its devices removed.
     let Some(p) = &doc.project else {
         out.problems
-            .push(format!("{context}: the response has no `project` object"));
+            .push(format!("{context}: the response has no `project` object").into());
         return out;
     };
     project_rows(&mut out, p, &context);

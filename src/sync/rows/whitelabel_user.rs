@@ -5,13 +5,20 @@
 //! metrics are the largest lists of a sync, and building their rows in parallel keeps
 //! the single SQLite writer to comparing hashes and executing statements.
 
-use super::{Cell, DocRows, experiment_rows, limit_cells, project_rows, user_cells, with_key};
+use super::{
+    Cell, DocRows, Problem, experiment_rows, limit_cells, project_rows, user_cells, with_key,
+};
 use crate::api::models::{
     DailyMetrics, OrganizationSummary, WhitelabelUser, WhitelabelUserResponse,
 };
 use crate::api::tolerant::{DatedTimestamp, Timestamp};
 use crate::mirror::spec;
+use crate::mirror::table::Row;
 use rusqlite::types::Value;
+use std::collections::BTreeMap;
+
+/// Position of the day in a `daily_metrics` row (after the user).
+const DAY: usize = 1;
 
 /// The user, its organization summaries, trials, daily metrics, experiments and
 /// projects.
@@ -20,7 +27,7 @@ pub fn whitelabel_user(wl_org_id: i64, user_id: i64, doc: &WhitelabelUserRespons
     let context = format!("white label user {user_id}");
     let Some(u) = doc.user.as_ref() else {
         out.problems
-            .push(format!("{context}: the response has no `user` object"));
+            .push(format!("{context}: the response has no `user` object").into());
         return out;
     };
     let mut row = with_key(vec![user_id.cell()], user_cells!(u));
@@ -119,7 +126,36 @@ fn daily_metrics_rows(out: &mut DocRows, user_id: i64, u: &WhitelabelUser, conte
         });
         metrics.push(row);
     }
-    out.scope(&spec::DAILY_METRICS, vec![user_id.cell()], metrics);
+    let dropped = out.scope_keeping_last(&spec::DAILY_METRICS, vec![user_id.cell()], metrics);
+    report_repeated_days(out, user_id, &dropped);
+}
+
+/// One problem per day that more than one record fell on, about that user and day
+/// ([`day_entity`]): the day's figures are those of the last record only, and the
+/// reports flag what they built from that day.
+fn report_repeated_days(out: &mut DocRows, user_id: i64, dropped: &[Row]) {
+    let mut days: BTreeMap<&str, usize> = BTreeMap::new();
+    for row in dropped {
+        if let Some(Value::Text(day)) = row.values.get(DAY) {
+            *days.entry(day.as_str()).or_default() += 1;
+        }
+    }
+    for (day, repeats) in days {
+        out.problems.push(Problem {
+            entity: Some(day_entity(user_id, day)),
+            message: format!(
+                "daily_metrics: {} records for the day {day} (the date written in each record's timestamp); the last of them was kept",
+                repeats + 1
+            ),
+        });
+    }
+}
+
+/// The entity of one user's day in `sync_errors`: the document's (`user N`, see
+/// `Job::entity`) and the day. `queries/completeness.sql` reads both back from it
+/// (`collided_day`), so the two must change together.
+fn day_entity(user_id: i64, day: &str) -> String {
+    format!("user {user_id} on {day}")
 }
 
 /// The day is the one written in the record's own offset, not the UTC day of the
@@ -162,11 +198,10 @@ mod tests {
     use super::super::RowSet;
     use super::*;
     use crate::api::models::*;
-    use crate::mirror::table::Row;
 
     /// The daily-metrics rows a user document with these (date, CPU seconds)
     /// records becomes, and the document's problems.
-    fn daily_rows(records: &[(&str, i64)]) -> (Vec<Row>, Vec<String>) {
+    fn daily_rows(records: &[(&str, i64)]) -> (Vec<Row>, Vec<Problem>) {
         let daily_metrics = records
             .iter()
             .map(|&(date, cpu)| DailyMetrics {
@@ -220,9 +255,20 @@ mod tests {
                 ),
             ]
         );
+        assert_repeated_day(&problems, "2026-06-11");
+    }
+
+    /// The one problem is about user 3 on `day`, where two records fell.
+    fn assert_repeated_day(problems: &[Problem], day: &str) {
         assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(
+            problems[0].entity.as_deref(),
+            Some(format!("user 3 on {day}").as_str())
+        );
         assert!(
-            problems[0].starts_with("daily_metrics: 1 of 3 entries repeat the key (user_id, day)"),
+            problems[0]
+                .message
+                .starts_with(&format!("daily_metrics: 2 records for the day {day}")),
             "{problems:?}"
         );
     }
@@ -249,10 +295,6 @@ mod tests {
                 (Value::Text("2026-01-01".into()), Value::Integer(3)),
             ]
         );
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(
-            problems[0].starts_with("daily_metrics: 1 of 3 entries repeat the key (user_id, day)"),
-            "{problems:?}"
-        );
+        assert_repeated_day(&problems, "2026-01-01");
     }
 }
