@@ -78,6 +78,9 @@ pub struct ScheduleConfig {
     pub sync: Option<String>,
     /// Cron expression of the report job.
     pub report: Option<String>,
+    /// Sync once when the daemon starts [default: only when the mirror has no
+    /// finished sync yet].
+    pub sync_at_start: Option<bool>,
 }
 
 /// `[report]`.

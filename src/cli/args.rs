@@ -230,6 +230,10 @@ pub struct DaemonArgs {
     /// 127.0.0.1:9464 [default: off].
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
+    /// Sync once at start, then follow the schedule [default: only when the mirror
+    /// has no finished sync yet; `sync_at_start` in [schedule]].
+    #[arg(long)]
+    pub sync_now: bool,
 }
 
 /// `export` options.

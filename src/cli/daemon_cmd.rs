@@ -89,6 +89,12 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
             .unwrap_or(DEFAULT_STALE_AFTER_PERIODS),
         export,
         alerts,
+        // A new mirror would otherwise wait for the first tick (05:00 UTC by
+        // default) with nothing to report or serve.
+        sync_at_start: args.sync_now
+            || schedule
+                .sync_at_start
+                .unwrap_or_else(|| crate::schedule::health::last_success(&settings.db).is_none()),
     };
     // The daemon's normal end is a signal, so it exits 0 on one.
     daemon::run(cfg, Shutdown::on_signals()?).await?;

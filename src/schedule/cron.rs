@@ -56,6 +56,18 @@ fn wrong_field(six: &str) -> Option<String> {
     None
 }
 
+/// When a (normalized, six-field) expression is next due after now, as a log
+/// line says it (`2026-11-27 05:00:00 UTC`).
+pub fn next_due(six: &str) -> Option<String> {
+    let cron = croner::parser::CronParser::builder()
+        .seconds(croner::parser::Seconds::Required)
+        .build()
+        .parse(six)
+        .ok()?;
+    let next = cron.find_next_occurrence(&chrono::Utc::now(), false).ok()?;
+    Some(next.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+}
+
 /// The longest gap between consecutive runs of a (normalized, six-field)
 /// expression over its next few runs: how long one period of the schedule can be.
 pub fn period(six: &str) -> Option<std::time::Duration> {
@@ -90,6 +102,16 @@ mod tests {
         assert!(err.contains("the minute field `99` is not valid"), "{err}");
         let err = normalize("0 0 5 * 13 *", "report").expect_err("month 13");
         assert!(err.contains("the month field `13`"), "{err}");
+    }
+
+    #[test]
+    fn the_next_due_time_is_in_the_future_and_on_the_schedule() {
+        let next = next_due("0 30 5 * * *").expect("a next time");
+        assert!(next.ends_with(" 05:30:00 UTC"), "{next}");
+        let now = chrono::Utc::now()
+            .format("%Y-%m-%d %H:%M:%S UTC")
+            .to_string();
+        assert!(next > now, "{next} after {now}");
     }
 
     #[test]

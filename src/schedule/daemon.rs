@@ -48,6 +48,8 @@ pub struct DaemonConfig {
     /// Alerts evaluated after each report job (`[alerts]` configured); `as_of` is
     /// replaced by the report's.
     pub alerts: Option<crate::alerts::AlertOptions>,
+    /// Sync once at start, before the first tick.
+    pub sync_at_start: bool,
 }
 
 /// Daemon failures (only at start-up; runs never stop the daemon). The cause is
@@ -103,7 +105,7 @@ pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
             shared.cfg.sync_cron.as_str(),
             move |_, _| {
                 let s = s.clone();
-                Box::pin(async move { sync_tick(&s).await })
+                Box::pin(async move { sync_job(&s).await })
             },
         )?)
         .await?;
@@ -113,7 +115,10 @@ pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
             shared.cfg.report_cron.as_str(),
             move |_, _| {
                 let s = s.clone();
-                Box::pin(async move { report_tick(&s).await })
+                Box::pin(async move {
+                    report_tick(&s).await;
+                    tracing::info!(next_report = next(&s.cfg.report_cron), "report job done");
+                })
             },
         )?)
         .await?;
@@ -122,8 +127,15 @@ pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
         sync = %shared.cfg.sync_cron,
         report = %shared.cfg.report_cron,
         db = %shared.cfg.sync.db.display(),
+        next_sync = next(&shared.cfg.sync_cron),
+        next_report = next(&shared.cfg.report_cron),
         "daemon started"
     );
+    if shared.cfg.sync_at_start {
+        tracing::info!("syncing now, before the first tick");
+        let s = shared.clone();
+        tokio::spawn(async move { sync_job(&s).await });
+    }
     let signal = stop.clone().recv().await;
     tracing::info!(signal = signal.name(), "stop requested: taking no new work");
     let _ = scheduler.shutdown().await;
@@ -133,6 +145,11 @@ pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
         Err(_) => tracing::warn!("a job did not finish within the grace period; exiting anyway"),
     }
     Ok(())
+}
+
+/// When a job's schedule is next due, for the log.
+fn next(six: &str) -> String {
+    cron::next_due(six).unwrap_or_else(|| "never".to_string())
 }
 
 /// Installs the metrics and serves `/metrics` and `/healthz` on `addr`.
@@ -196,6 +213,12 @@ async fn after_sync(s: &Shared, outcome: &sync::SyncOutcome) {
             }
         }
     }
+}
+
+/// A sync tick, then when the next one is due.
+async fn sync_job(s: &Shared) {
+    sync_tick(s).await;
+    tracing::info!(next_sync = next(&s.cfg.sync_cron), "sync job done");
 }
 
 async fn sync_tick(s: &Shared) {

@@ -196,3 +196,46 @@ async fn survives_a_dead_server_and_recovers() {
     );
     revived.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_mirror_is_synced_at_start_and_the_log_says_when_each_job_is_due() {
+    use chrono::Datelike;
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (dir, db) = common::scratch();
+    let out = dir.path().join("r");
+    // Schedules that are not due for weeks: only the start can sync.
+    let (sync_cron, report_cron) = ("0 0 5 1 1 *", "0 30 5 1 1 *");
+    let child = daemon(&sb, &db, &out, sync_cron, report_cron);
+    wait_until("a sync at start", Duration::from_secs(30), || {
+        runs(&db, "succeeded") >= 1
+    })
+    .await;
+    wait_until("the sync job's end", Duration::from_secs(10), || {
+        runs(&db, "running") == 0
+    })
+    .await;
+    let (code, _, stderr) = terminate(child).await;
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    let year = chrono::Utc::now().year() + 1;
+    for due in [
+        format!("next_sync=\"{year}-01-01 05:00:00 UTC\""),
+        format!("next_report=\"{year}-01-01 05:30:00 UTC\""),
+    ] {
+        assert!(stderr.contains(&due), "{due} in:\n{stderr}");
+    }
+    assert!(stderr.contains("syncing now"), "{stderr}");
+
+    // A mirror with a finished sync waits for its schedule, unless told otherwise.
+    let child = daemon(&sb, &db, &out, sync_cron, report_cron);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (code, _, stderr) = terminate(child).await;
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert_eq!(runs(&db, "succeeded"), 1, "no sync at start:\n{stderr}");
+    let child = daemon_with(&sb, &db, &out, sync_cron, report_cron, &["--sync-now"]);
+    wait_until("a sync asked for", Duration::from_secs(30), || {
+        runs(&db, "succeeded") >= 2
+    })
+    .await;
+    let (code, _, stderr) = terminate(child).await;
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+}
