@@ -98,6 +98,13 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("migrations/0007.sql"),
         fill: Some(crate::mirror::daily_series::fill),
     },
+    // When the mirror was last checked and backed up (`crate::mirror::maintenance`).
+    Migration {
+        version: 8,
+        what: "maintenance_runs: when the mirror was last checked and backed up",
+        sql: include_str!("migrations/0008.sql"),
+        fill: None,
+    },
 ];
 
 /// The schema version recorded in the mirror (0 for a new file), creating the
@@ -168,6 +175,7 @@ mod tests {
         "52e01373f03ff16533dab6a303c7902116f203c5b60f326a6909e5e9816aafe7",
         "d1144af935a39d129339283e530954c4cb8278c1b539207122d32ccb24631449",
         "59823e33206bb67ac8070328fb44c882af1cbe5bf2e83d7325704770aecb1911",
+        "ec4d320bcc54a9b89a6f2ba463552a97df683fb43d8e9309a882fea1ffc43bf4",
     ];
 
     #[test]
