@@ -277,3 +277,43 @@ fn sync_dir(file: &Path) -> Result<(), MirrorError> {
         .and_then(|d| d.sync_all())
         .map_err(|e| MirrorError::Io(dir.to_path_buf(), e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_backup_leaves_nothing_under_the_name_and_an_old_file_as_it_was() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("m.db");
+        drop(crate::mirror::open_rw(&db).expect("a mirror"));
+        let err = backup(&db, &db).expect_err("onto itself").to_string();
+        assert!(err.contains("the mirror itself"), "{err}");
+        let missing = dir.path().join("no-such-folder").join("copy.db");
+        assert!(backup(&db, &missing).is_err());
+        assert!(!missing.exists());
+        // A source that is not a mirror: the existing file keeps its bytes.
+        let out = dir.path().join("copy.db");
+        std::fs::write(&out, "an earlier backup").expect("write");
+        let text = dir.path().join("notes.txt");
+        std::fs::write(&text, "not a mirror").expect("write");
+        assert!(backup(&text, &out).is_err());
+        assert_eq!(
+            std::fs::read(&out).expect("read"),
+            b"an earlier backup".to_vec()
+        );
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.contains(".partial-")), "{names:?}");
+        let copied = backup(&db, &out).expect("a backup");
+        assert_eq!(copied.version, crate::mirror::schema::CURRENT_VERSION);
+        let mode = std::fs::metadata(&out).expect("meta").permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o600
+        );
+    }
+}

@@ -29,15 +29,51 @@ pub struct CheckReport {
 }
 
 impl CheckReport {
-    /// Adds the lines of one kind of finding, the first [`SHOWN_PER_KIND`] in full.
-    fn add(&mut self, lines: Vec<String>, total: u64, what: &str) {
-        self.findings.extend(lines);
-        if total > SHOWN_PER_KIND as u64 {
+    /// Adds the findings of one kind, said by `what` when some are only counted.
+    fn add(&mut self, tally: Tally, what: &str) {
+        self.findings.extend(tally.lines);
+        if tally.total > SHOWN_PER_KIND as u64 {
             self.findings.push(format!(
                 "{what}: {} more like the above",
-                total - SHOWN_PER_KIND as u64
+                tally.total - SHOWN_PER_KIND as u64
             ));
         }
+    }
+
+    /// One finding per row of `sql`, in the words of `line`.
+    fn per_row(
+        &mut self,
+        conn: &Connection,
+        sql: &str,
+        what: &str,
+        line: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<String>,
+    ) -> Result<(), MirrorError> {
+        let mut stmt = conn.prepare(sql)?;
+        let mut rows = stmt.query([])?;
+        let mut tally = Tally::default();
+        while let Some(row) = rows.next()? {
+            tally.found(|| line(row))?;
+        }
+        self.add(tally, what);
+        Ok(())
+    }
+}
+
+/// Findings of one kind: the first [`SHOWN_PER_KIND`] lines and how many in all.
+#[derive(Default)]
+struct Tally {
+    lines: Vec<String>,
+    total: u64,
+}
+
+impl Tally {
+    /// Counts a finding; its line is only made while it will be shown.
+    fn found(&mut self, line: impl FnOnce() -> rusqlite::Result<String>) -> rusqlite::Result<()> {
+        self.total += 1;
+        if self.lines.len() < SHOWN_PER_KIND {
+            self.lines.push(line()?);
+        }
+        Ok(())
     }
 }
 
@@ -63,40 +99,25 @@ fn check_all(conn: &Connection, db: &Path, report: &mut CheckReport) -> Result<(
     running_runs(conn, db, report)
 }
 
+/// `integrity_check` says `ok` alone when it finds nothing; every other line is a
+/// finding.
 fn integrity(conn: &Connection, report: &mut CheckReport) -> Result<(), MirrorError> {
-    let mut stmt = conn.prepare("PRAGMA integrity_check")?;
-    let lines: Vec<String> = stmt
-        .query_map([], |row| row.get::<_, String>(0))?
-        .collect::<Result<_, _>>()?;
-    if lines != ["ok"] {
-        let total = lines.len() as u64;
-        let lines = lines
-            .into_iter()
-            .take(SHOWN_PER_KIND)
-            .map(|l| format!("integrity_check: {l}"))
-            .collect();
-        report.add(lines, total, "integrity_check");
-    }
-    Ok(())
+    let sql = "SELECT integrity_check FROM pragma_integrity_check WHERE integrity_check <> 'ok'";
+    report.per_row(conn, sql, "integrity_check", |row| {
+        Ok(format!("integrity_check: {}", row.get::<_, String>(0)?))
+    })
 }
 
 fn foreign_keys(conn: &Connection, report: &mut CheckReport) -> Result<(), MirrorError> {
-    let mut stmt = conn.prepare("SELECT \"table\", rowid, parent FROM pragma_foreign_key_check")?;
-    let mut rows = stmt.query([])?;
-    let (mut lines, mut total) = (Vec::new(), 0u64);
-    while let Some(row) = rows.next()? {
-        total += 1;
-        if lines.len() < SHOWN_PER_KIND {
-            let (table, rowid, parent): (String, Option<i64>, String) =
-                (row.get(0)?, row.get(1)?, row.get(2)?);
-            let rowid = rowid.map_or_else(|| "?".to_string(), |r| r.to_string());
-            lines.push(format!(
-                "foreign_key_check: {table} row {rowid} refers to a {parent} row that does not exist"
-            ));
-        }
-    }
-    report.add(lines, total, "foreign_key_check");
-    Ok(())
+    let sql = "SELECT \"table\", rowid, parent FROM pragma_foreign_key_check";
+    report.per_row(conn, sql, "foreign_key_check", |row| {
+        let (table, rowid, parent): (String, Option<i64>, String) =
+            (row.get(0)?, row.get(1)?, row.get(2)?);
+        let rowid = rowid.map_or_else(|| "?".to_string(), |r| r.to_string());
+        Ok(format!(
+            "foreign_key_check: {table} row {rowid} refers to a {parent} row that does not exist"
+        ))
+    })
 }
 
 /// `"a", "b"` of the key columns, for SQL.
@@ -140,22 +161,11 @@ fn one_current_row_per_key(
         name = spec.name
     );
     let k = spec.key.len();
-    let mut stmt = conn.prepare(&sql)?;
-    let mut rows = stmt.query([])?;
-    let (mut lines, mut total) = (Vec::new(), 0u64);
-    while let Some(row) = rows.next()? {
-        total += 1;
-        if lines.len() < SHOWN_PER_KIND {
-            let n: i64 = row.get(k)?;
-            lines.push(format!(
-                "{} {}: {n} current rows for one key",
-                spec.name,
-                key_label(spec, &key_of(row, k)?)
-            ));
-        }
-    }
-    report.add(lines, total, spec.name);
-    Ok(())
+    report.per_row(conn, &sql, spec.name, |row| {
+        let n: i64 = row.get(k)?;
+        let key = key_label(spec, &key_of(row, k)?);
+        Ok(format!("{} {key}: {n} current rows for one key", spec.name))
+    })
 }
 
 /// Every version of the keys that have history, in order: history rows, then the
@@ -198,28 +208,16 @@ fn versions_in_order(
         |row| row.get::<_, i64>(0),
     )? as u64;
     let k = spec.key.len();
-    let mut stmt = conn.prepare(&versions_sql(spec))?;
-    let mut rows = stmt.query([])?;
-    let (mut lines, mut total) = (Vec::new(), 0u64);
-    while let Some(row) = rows.next()? {
-        total += 1;
-        if lines.len() < SHOWN_PER_KIND {
-            let version = Version {
-                current: row.get(k)?,
-                from: row.get(k + 1)?,
-                to: row.get(k + 2)?,
-                next_from: row.get(k + 3)?,
-            };
-            lines.push(format!(
-                "{} {}: {}",
-                spec.name,
-                key_label(spec, &key_of(row, k)?),
-                version.fault()
-            ));
-        }
-    }
-    report.add(lines, total, spec.name);
-    Ok(())
+    report.per_row(conn, &versions_sql(spec), spec.name, |row| {
+        let version = Version {
+            current: row.get(k)?,
+            from: row.get(k + 1)?,
+            to: row.get(k + 2)?,
+            next_from: row.get(k + 3)?,
+        };
+        let key = key_label(spec, &key_of(row, k)?);
+        Ok(format!("{} {key}: {}", spec.name, version.fault()))
+    })
 }
 
 /// One version [`versions_sql`] found out of order.
@@ -270,7 +268,7 @@ fn hashes_match(
     let width = spec.width();
     let mut stmt = conn.prepare(&sql)?;
     let mut rows = stmt.query([])?;
-    let (mut lines, mut total) = (Vec::new(), 0u64);
+    let mut tally = Tally::default();
     let mut values: Vec<Value> = Vec::with_capacity(width);
     while let Some(row) = rows.next()? {
         report.rows_hashed += 1;
@@ -282,16 +280,15 @@ fn hashes_match(
         if stored.as_blob().ok() == Some(&content_hash(&values)[..]) {
             continue;
         }
-        total += 1;
-        if lines.len() < SHOWN_PER_KIND {
-            lines.push(format!(
+        tally.found(|| {
+            Ok(format!(
                 "{} {}: content_hash does not match the row's values (changed outside orgledger?)",
                 spec.name,
                 key_label(spec, &values[..spec.key.len()])
-            ));
-        }
+            ))
+        })?;
     }
-    report.add(lines, total, spec.name);
+    report.add(tally, spec.name);
     Ok(())
 }
 
@@ -320,5 +317,46 @@ fn running_runs(conn: &Connection, db: &Path, report: &mut CheckReport) -> Resul
             tracing::warn!(error = %e, "cannot tell whether a `running` run is alive");
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mirror::spec::ORGANIZATIONS;
+    use crate::mirror::table::{Row, RunStamp, TableSql};
+
+    fn org(name: &str) -> Row {
+        let mut values = vec![Value::Integer(1), Value::Text(name.into())];
+        values.resize(ORGANIZATIONS.width(), Value::Null);
+        Row::new(values)
+    }
+
+    #[test]
+    fn a_version_two_runs_saw_in_the_same_second_is_sound_and_a_running_run_is_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("m.db");
+        let mut conn = crate::mirror::open_rw(&db).expect("open");
+        let orgs = TableSql::new(&ORGANIZATIONS);
+        // HTTP `Date` has whole seconds: two runs can observe the same instant.
+        for (run_id, name) in [(1, "a"), (2, "b"), (3, "c")] {
+            let stamp = RunStamp {
+                run_id,
+                observed_at: "2026-03-01T12:00:00.000Z".into(),
+            };
+            let tx = conn.transaction().expect("tx");
+            orgs.upsert(&tx, &stamp, org(name)).expect("upsert");
+            tx.commit().expect("commit");
+        }
+        let report = run(&conn, &db).expect("check");
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+        assert_eq!(report.history_rows, 2);
+
+        crate::mirror::runs::begin(&conn, "test").expect("a run");
+        let report = run(&conn, &db).expect("check");
+        assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+        assert!(report.findings[0].contains("is `running`"));
+        let _lock = crate::mirror::lock::acquire(&db).expect("the run's process");
+        assert!(run(&conn, &db).expect("check").findings.is_empty());
     }
 }
