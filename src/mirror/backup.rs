@@ -51,10 +51,9 @@ pub fn restore(file: &Path, db: &Path) -> Result<(Copied, Option<PathBuf>), Mirr
     let source = open_source(file)?;
     let staged = stage(&source, db)?;
     drop(source);
-    let kept = match path::inspect(db)? {
-        path::Found::Nothing => None,
-        _ => Some(set_aside(db)?),
-    };
+    // Only a mirror (or nothing, or an empty file) is replaced.
+    path::inspect(db)?;
+    let kept = set_aside(db)?;
     let copied = staged.commit(db)?;
     Ok((copied, kept))
 }
@@ -251,20 +250,27 @@ fn first_difference(source: &Counts, copy: &Counts) -> String {
     "it holds tables the mirror does not".into()
 }
 
-/// Moves the mirror and its WAL files to `<db>.replaced-<UTC time>`.
-fn set_aside(db: &Path) -> Result<PathBuf, MirrorError> {
+/// Moves the mirror and its WAL files to `<db>.replaced-<UTC time>`; returns that
+/// name when there was anything to move. A WAL file left without its mirror is moved
+/// too: SQLite would apply it to the restored file.
+fn set_aside(db: &Path) -> Result<Option<PathBuf>, MirrorError> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
     let kept = PathBuf::from(format!("{}.replaced-{stamp}", db.display()));
-    std::fs::rename(db, &kept).map_err(|e| MirrorError::Io(db.to_path_buf(), e))?;
-    let kept_sidecars = crate::mirror::sidecar_paths(&kept);
-    for (from, to) in crate::mirror::sidecar_paths(db).iter().zip(kept_sidecars) {
-        match std::fs::rename(from, &to) {
-            Ok(()) => {}
+    let [wal, shm] = crate::mirror::sidecar_paths(db);
+    let [kept_wal, kept_shm] = crate::mirror::sidecar_paths(&kept);
+    let mut moved = false;
+    for (from, to) in [
+        (db.to_path_buf(), kept.clone()),
+        (wal, kept_wal),
+        (shm, kept_shm),
+    ] {
+        match std::fs::rename(&from, &to) {
+            Ok(()) => moved = true,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(MirrorError::Io(from.clone(), e)),
+            Err(e) => return Err(MirrorError::Io(from, e)),
         }
     }
-    Ok(kept)
+    Ok(moved.then_some(kept))
 }
 
 /// Makes a rename in `file`'s folder durable.

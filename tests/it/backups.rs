@@ -269,3 +269,63 @@ async fn check_finds_a_hand_corrupted_history_row_and_a_wrong_content_hash() {
     assert_eq!(json["last_check_and_backup"][0]["kind"], "check");
     assert_eq!(json["last_check_and_backup"][0]["outcome"], "3 findings");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_backs_up_after_each_sync_and_keeps_the_newest() {
+    use std::time::Duration;
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (dir, db) = common::scratch();
+    let backups = dir.path().join("backups");
+    let config = dir.path().join("orgledger.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[backup]\ndir = {:?}\nafter_sync = true\nkeep = 2\n",
+            backups.display().to_string()
+        ),
+    )
+    .expect("config");
+    let out = dir.path().join("reports");
+    let config_arg = config.to_str().expect("utf-8 path");
+    let mut child = crate::daemon::daemon_with(
+        &sb,
+        &db,
+        &out,
+        "*/2 * * * * *",
+        "0 0 0 1 1 *",
+        &["--config", config_arg],
+    );
+    let copies = || -> Vec<std::path::PathBuf> {
+        let mut names: Vec<_> = std::fs::read_dir(&backups)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    crate::daemon::wait_until("three syncs", Duration::from_secs(60), || {
+        crate::daemon::runs(&db, "succeeded") >= 3
+    })
+    .await;
+    crate::daemon::wait_until("two backups", Duration::from_secs(20), || {
+        copies().len() >= 2
+    })
+    .await;
+    let (code, _) = common::signal_and_wait(&mut child, "-TERM").await;
+    assert_eq!(code, Some(0));
+    let kept = copies();
+    assert_eq!(kept.len(), 2, "keep = 2: {kept:?}");
+    for copy in &kept {
+        let name = copy.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        assert!(
+            name.starts_with("orgledger-") && name.ends_with(".db"),
+            "{name}"
+        );
+        assert_sound_copy(copy);
+    }
+    let status = common::orgledger(&db)
+        .args(["status", "--format", "json"])
+        .output()
+        .expect("status");
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).expect("status JSON");
+    assert_eq!(json["last_check_and_backup"][1]["outcome"], "verified");
+}
