@@ -48,7 +48,14 @@ pub fn backup(db: &Path, out: &Path) -> Result<Copied, MirrorError> {
 /// replaced mirror is kept beside it as `<db>.replaced-<UTC time>` (with its WAL);
 /// returns that name, if there was one. The caller holds the sync lock.
 pub fn restore(file: &Path, db: &Path) -> Result<(Copied, Option<PathBuf>), MirrorError> {
-    let source = open_source(file)?;
+    let source = open_source(file).map_err(|e| match e {
+        // Said of FILE, not of --db as `inspect` words it.
+        MirrorError::NotAMirror { path, what } => MirrorError::Unverified {
+            path: db.to_path_buf(),
+            what: format!("{} is not an orgledger mirror ({what})", path.display()),
+        },
+        other => other,
+    })?;
     let staged = stage(&source, db)?;
     drop(source);
     // Only a mirror (or nothing, or an empty file) is replaced.
@@ -159,7 +166,7 @@ fn temp_beside(out: &Path) -> Result<PathBuf, MirrorError> {
         .create_new(true)
         .mode(0o600)
         .open(&tmp)
-        .map_err(|e| MirrorError::Io(tmp.clone(), e))?;
+        .map_err(|e| MirrorError::Io(folder_of(out).to_path_buf(), e))?;
     Ok(tmp)
 }
 
@@ -273,12 +280,17 @@ fn set_aside(db: &Path) -> Result<Option<PathBuf>, MirrorError> {
     Ok(moved.then_some(kept))
 }
 
-/// Makes a rename in `file`'s folder durable.
-fn sync_dir(file: &Path) -> Result<(), MirrorError> {
-    let dir = match file.parent() {
+/// The folder a file is in (`.` for a bare name).
+fn folder_of(file: &Path) -> &Path {
+    match file.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
-    };
+    }
+}
+
+/// Makes a rename in `file`'s folder durable.
+fn sync_dir(file: &Path) -> Result<(), MirrorError> {
+    let dir = folder_of(file);
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| MirrorError::Io(dir.to_path_buf(), e))
