@@ -178,6 +178,10 @@ fn row(spec: &TableSpec, k: i64, generation: i64) -> Vec<Value> {
         if c.ty == Ty::Int && (c.name == "id" || c.name.ends_with("_id")) {
             return Value::Integer(k);
         }
+        // Nothing deleted, so every report has rows to show.
+        if c.ty == Ty::Time && c.name.contains("delet") {
+            return Value::Null;
+        }
         match c.ty {
             Ty::Int => Value::Integer(10 * k + generation),
             Ty::Real => Value::Real(k as f64 + generation as f64 / 4.0),
