@@ -43,6 +43,21 @@ pub struct Config {
     /// Daemon settings (metrics and health endpoint).
     #[serde(default)]
     pub daemon: DaemonSection,
+    /// The daemon's backups of the mirror.
+    #[serde(default)]
+    pub backup: BackupConfig,
+}
+
+/// `[backup]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackupConfig {
+    /// Folder of the backups.
+    pub dir: Option<PathBuf>,
+    /// The daemon backs the mirror up after each sync that stored data.
+    pub after_sync: Option<bool>,
+    /// Keep this many backups (the oldest are removed once a new one is verified).
+    pub keep: Option<usize>,
 }
 
 /// `[export]`.

@@ -70,6 +70,15 @@ pub enum Command {
     Export(ExportArgs),
     /// Show the mirror's last runs, freshness, row counts and recent errors.
     Status(StatusArgs),
+    /// Check that the mirror is sound: SQLite's integrity and foreign-key checks and
+    /// the mirror's own invariants (one line per finding, exit 1 when any).
+    Check(CheckArgs),
+    /// Copy the mirror to a file, consistent even while a sync writes, verified
+    /// before it gets its name.
+    Backup(BackupArgs),
+    /// Replace the mirror with a backup, after checking it; the replaced mirror is
+    /// kept beside it.
+    Restore(RestoreArgs),
     /// Run a read-only SQL query against the mirror.
     Query(QueryArgs),
     /// List what changed in the mirror between two points of its history.
@@ -270,6 +279,32 @@ pub struct StatusArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = StatusFormat::Table)]
     pub format: StatusFormat,
+}
+
+/// `check` options.
+#[derive(Debug, Args)]
+pub struct CheckArgs {}
+
+/// `backup` options.
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// The backup file. It is written under a temporary name beside it (mode 600),
+    /// verified (integrity, schema version, every table's row count equal to the
+    /// mirror's at the moment of the copy), then renamed to FILE; an existing FILE
+    /// is replaced. Without it: a new `orgledger-<UTC time>.db` in `[backup] dir`,
+    /// keeping `[backup] keep` of them.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `restore` options.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// The backup to restore. It must be an intact orgledger mirror whose schema
+    /// version this build knows. The mirror (--db) is replaced only while no sync
+    /// runs; the replaced one is kept as `<db>.replaced-<UTC time>`.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
 }
 
 /// `status` output format.

@@ -34,6 +34,23 @@ fn listen_address(settings: &Settings, args: &DaemonArgs) -> Result<Option<std::
     }
 }
 
+/// `[backup]` with `after_sync = true`; its `dir` is then required.
+fn backup_options(settings: &Settings) -> Result<Option<crate::schedule::backups::BackupOptions>> {
+    let section = &settings.config.backup;
+    if !section.after_sync.unwrap_or(false) {
+        return Ok(None);
+    }
+    let dir = section.dir.clone().ok_or_else(|| {
+        UsageError(
+            "config [backup] after_sync = true needs dir = \"FOLDER\" for the backups".into(),
+        )
+    })?;
+    Ok(Some(crate::schedule::backups::BackupOptions {
+        dir,
+        keep: section.keep,
+    }))
+}
+
 /// Runs the command.
 pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
     let schedule = &settings.config.schedule;
@@ -68,6 +85,7 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
         .after_sync
         .unwrap_or(false)
         .then(|| export_cmd::options(settings, &ExportArgs::default()));
+    let backup = backup_options(settings)?;
     // Checked (secret file included) at start, so a mistake stops the daemon now
     // rather than failing every night.
     let alerts = match &settings.config.alerts {
@@ -88,6 +106,7 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
             .stale_after_periods
             .unwrap_or(DEFAULT_STALE_AFTER_PERIODS),
         export,
+        backup,
         alerts,
         // A new mirror would otherwise wait for the first tick (05:00 UTC by
         // default) with nothing to report or serve.

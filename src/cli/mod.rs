@@ -4,9 +4,11 @@
 pub(crate) mod alerts_cmd;
 pub(crate) mod api_cmd;
 pub mod args;
+pub(crate) mod backup_cmd;
 #[cfg(feature = "sandbox")]
 pub(crate) mod bench_cmd;
 pub(crate) mod changes_cmd;
+pub(crate) mod check_cmd;
 pub(crate) mod daemon_cmd;
 #[cfg(feature = "sandbox")]
 pub(crate) mod demo_cmd;
@@ -15,6 +17,7 @@ pub mod logging;
 pub mod out;
 pub(crate) mod query_cmd;
 pub(crate) mod report_cmd;
+pub(crate) mod restore_cmd;
 #[cfg(feature = "sandbox")]
 pub(crate) mod sandbox_cmd;
 pub(crate) mod settings;
@@ -80,6 +83,9 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Sandbox(args) => sandbox_cmd::run(args).await,
         Command::Sync(args) => sync_cmd::run(&settings, &args).await,
         Command::Status(args) => status_cmd::run(&settings, &args),
+        Command::Check(args) => check_cmd::run(&settings, &args),
+        Command::Backup(args) => backup_cmd::run(&settings, &args),
+        Command::Restore(args) => restore_cmd::run(&settings, &args),
         Command::Query(args) => query_cmd::run(&settings, &args),
         Command::Changes(args) => changes_cmd::run(&settings, &args),
         Command::Api(args) => api_cmd::run(&settings, &args).await,

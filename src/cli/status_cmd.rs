@@ -61,6 +61,10 @@ fn sections(conn: &Connection) -> Result<Vec<(&'static str, ResultSet)>, mirror:
             "alert outbox",
             table::fetch(conn, crate::alerts::outbox::STATUS_SQL)?,
         ),
+        (
+            "last check and backup",
+            table::fetch(conn, mirror::maintenance::STATUS_SQL)?,
+        ),
     ])
 }
 

@@ -39,6 +39,28 @@ pub enum MirrorError {
         /// The version this build writes.
         wanted: i64,
     },
+    /// The mirror was written by a newer build; it was left untouched.
+    #[error(
+        "the mirror {path} has schema version {found}, newer than this build of orgledger knows (it writes version {build}); \
+         it was left untouched: use the newer orgledger that wrote it"
+    )]
+    Newer {
+        /// The mirror file.
+        path: PathBuf,
+        /// Its version.
+        found: i64,
+        /// The newest version this build knows.
+        build: i64,
+    },
+    /// A copy of the mirror (backup, restore) did not verify; the target name was
+    /// not written.
+    #[error("the copy for {path} failed: {what}; nothing was written under that name")]
+    Unverified {
+        /// The name the copy was for.
+        path: PathBuf,
+        /// What was wrong.
+        what: String,
+    },
     /// A schema migration failed; the mirror stays at its previous version.
     #[error("cannot upgrade the mirror {path}: {}", crate::cause::sqlite(.cause))]
     Migrate {

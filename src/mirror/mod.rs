@@ -6,11 +6,14 @@
 //! `query`) open it read-only and see it "as of" a date through the `asof` views.
 
 pub(crate) mod asof;
+pub mod backup;
+pub mod check;
 pub(crate) mod daily_series;
 pub mod error;
 pub(crate) mod guard;
 pub mod key_set;
 pub mod lock;
+pub mod maintenance;
 pub(crate) mod path;
 pub(crate) mod raw;
 pub(crate) mod row_stmt;

@@ -63,6 +63,11 @@ pub fn inspect(path: &Path) -> Result<Found, MirrorError> {
         return Err(refuse("not an SQLite database"));
     }
     match tables(path)? {
+        Tables::Newer(found) => Err(MirrorError::Newer {
+            path: path.to_path_buf(),
+            found,
+            build: crate::mirror::schema::CURRENT_VERSION,
+        }),
         Tables::None => Ok(Found::Blank { private }),
         Tables::Mirror => Ok(Found::Mirror { private }),
         Tables::Foreign => Err(refuse("an SQLite database of another program")),
@@ -73,9 +78,12 @@ enum Tables {
     None,
     Mirror,
     Foreign,
+    /// A mirror of a schema version this build does not know.
+    Newer(i64),
 }
 
-/// Whether the database holds orgledger's schema table, read without writing.
+/// Whether the database holds orgledger's schema table, and of which version, read
+/// without writing.
 fn tables(path: &Path) -> Result<Tables, MirrorError> {
     let conn = Connection::open_with_flags(
         path,
@@ -93,7 +101,12 @@ fn tables(path: &Path) -> Result<Tables, MirrorError> {
     Ok(match (all, schema) {
         (0, _) => Tables::None,
         (_, 0) => Tables::Foreign,
-        _ => Tables::Mirror,
+        _ => match crate::mirror::schema::version_ro(&conn)
+            .map_err(|e| MirrorError::open(path, e))?
+        {
+            found if found > crate::mirror::schema::CURRENT_VERSION => Tables::Newer(found),
+            _ => Tables::Mirror,
+        },
     })
 }
 

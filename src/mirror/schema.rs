@@ -1,9 +1,13 @@
-//! Versioned migrations. The DDL of the mirrored tables is generated from
-//! [`crate::mirror::spec`]; every table gets a `_history` twin with the same columns
-//! plus `valid_to`. A mirror created by an older version is upgraded in place, in one
-//! transaction per migration, when it is opened.
+//! Versioned migrations. Each released step is fixed SQL text in `migrations/`
+//! (`NNNN.sql`), never derived from the table specs: a column added to a spec
+//! later must not change what an earlier step creates, or a fresh mirror and an
+//! upgraded one would end with different schemas. The tests hold a checksum of
+//! every released step, and check that running every step from an empty file gives
+//! exactly the schema [`crate::mirror::spec`] describes (every table gets a
+//! `_history` twin with the same columns plus `valid_to`). A mirror created by an
+//! older version is upgraded in place, in one transaction per migration, when it is
+//! opened; one written by a newer build is refused (`crate::mirror::path`).
 
-use crate::mirror::spec::{TABLES, TableSpec};
 use rusqlite::Connection;
 
 /// Columns every versioned table carries besides its own.
@@ -21,267 +25,87 @@ pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
 struct Migration {
     version: i64,
     what: &'static str,
-    sql: fn() -> String,
+    sql: &'static str,
     /// Rows the step derives from what the mirror holds, written after `sql` in the
     /// same transaction.
     fill: Option<fn(&Connection) -> rusqlite::Result<()>>,
 }
 
 const MIGRATIONS: &[Migration] = &[
+    // The mirrored tables as the specs stood then (each WITHOUT ROWID: its primary
+    // key is the only B-tree, so an insert updates one tree instead of a rowid table
+    // plus a key index), their `_history` twins, and an index on each scope that is
+    // not a prefix of the key.
     Migration {
         version: 1,
         what: "mirrored tables, their history, sync bookkeeping, raw documents",
-        sql: v1,
+        sql: include_str!("migrations/0001.sql"),
         fill: None,
     },
+    // `<table>_history_key`: the index as-of reads of a table's history go through.
     Migration {
         version: 2,
         what: "indexes for as-of reads of history; retry count on sync errors",
-        sql: v2,
+        sql: include_str!("migrations/0002.sql"),
         fill: None,
     },
+    // SQLite cannot change a column's type in place: the tables that hold
+    // entitlement limits are rebuilt with NUMERIC limit columns, so whole numbers are
+    // stored as integers (REAL rounds anything above 2^53). Copying applies the new
+    // affinity: a stored `100.0` becomes the integer 100.
     Migration {
         version: 3,
         what: "entitlement limits stored without loss (NUMERIC: whole numbers as integers)",
-        sql: v3,
+        sql: include_str!("migrations/0003.sql"),
         fill: None,
     },
+    // The alerts' bookkeeping (`crate::alerts`): one row per condition that has ever
+    // held, one per evaluation, and the events waiting for (or done with) delivery.
     Migration {
         version: 4,
         what: "alert state, alert runs and the alert outbox",
-        sql: v4,
+        sql: include_str!("migrations/0004.sql"),
         fill: None,
     },
+    // A mirror written before this version has no record of which organization
+    // listed a project; the next sync fills the table from the get-organization
+    // answers it fetches.
     Migration {
         version: 5,
         what: "organization_projects: the projects each get-organization answer lists",
-        sql: v5,
+        sql: include_str!("migrations/0005.sql"),
         fill: None,
     },
+    // A body of tens of megabytes (the organization list of a large white label) is
+    // inserted as `zeroblob(n)` and written into its row piece by piece. SQLite keeps
+    // a zeroblob unexpanded only when nothing but empty values follows it in the
+    // record; with `run_id` and `fetched_at` after it, it built the whole body twice
+    // in memory (the expanded zeroblob and the record: 51 MB for a 26 MB body), and
+    // the C allocator kept that memory. Copying the table once moves `body` to the end.
     Migration {
         version: 6,
         what: "raw_documents: the body is the last column",
-        sql: v6,
+        sql: include_str!("migrations/0006.sql"),
         fill: None,
     },
+    // `compute_trends` and `usage_summary` read a user's days from one packed row
+    // instead of a row per day (`crate::mirror::daily_series`). A NULL series sends
+    // readers to `daily_metrics`. `daily_series_kept` holds the last sync run that
+    // kept them.
     Migration {
         version: 7,
         what: "daily_series: each user's daily compute and storage figures packed in one row",
-        sql: v7,
+        sql: include_str!("migrations/0007.sql"),
         fill: Some(crate::mirror::daily_series::fill),
     },
+    // When the mirror was last checked and backed up (`crate::mirror::maintenance`).
+    Migration {
+        version: 8,
+        what: "maintenance_runs: when the mirror was last checked and backed up",
+        sql: include_str!("migrations/0008.sql"),
+        fill: None,
+    },
 ];
-
-/// Tables that a migration after the first one created: version 1 creates every
-/// other table of [`TABLES`], as it stood when that step was released.
-const ADDED_LATER: &[&str] = &["organization_projects"];
-
-/// The tables version 1 creates (and version 2 indexes).
-fn first_tables() -> impl Iterator<Item = &'static &'static TableSpec> {
-    TABLES.iter().filter(|t| !ADDED_LATER.contains(&t.name))
-}
-
-/// The current table is WITHOUT ROWID: its primary key is the only B-tree, so an
-/// insert updates one tree instead of a rowid table plus a key index (the daily
-/// metrics alone are hundreds of thousands of rows on a large mirror).
-fn table_ddl(spec: &TableSpec) -> String {
-    let cols: Vec<String> = spec
-        .all_columns()
-        .map(|col| format!("\"{}\" {}", col.name, col.ty.sql()))
-        .collect();
-    let key: Vec<&str> = spec.key.iter().map(|col| col.name).collect();
-    let mut ddl = format!(
-        "CREATE TABLE {name} ({cols}, {BOOKKEEPING}, PRIMARY KEY ({key})) WITHOUT ROWID;\n\
-         CREATE TABLE {name}_history (history_id INTEGER PRIMARY KEY, {cols}, {BOOKKEEPING}, \
-         valid_to TEXT NOT NULL);\n",
-        name = spec.name,
-        cols = cols.join(", "),
-        key = key.join(", "),
-    );
-    let scope_is_key_prefix = spec
-        .scope
-        .iter()
-        .zip(spec.key.iter())
-        .all(|(scope, key)| *scope == key.name);
-    if !spec.scope.is_empty() && !scope_is_key_prefix {
-        ddl.push_str(&format!(
-            "CREATE INDEX {name}_scope ON {name} ({scope});\n",
-            name = spec.name,
-            scope = spec.scope.join(", ")
-        ));
-    }
-    ddl
-}
-
-fn v1() -> String {
-    let mut sql = String::from(
-        "CREATE TABLE sync_runs (
-            id INTEGER PRIMARY KEY,
-            started_at TEXT NOT NULL,
-            observed_at TEXT,
-            finished_at TEXT,
-            status TEXT NOT NULL CHECK (status IN ('running','succeeded','partial','failed','aborted')),
-            base_url TEXT,
-            requests INTEGER NOT NULL DEFAULT 0,
-            bytes INTEGER NOT NULL DEFAULT 0,
-            rows_inserted INTEGER NOT NULL DEFAULT 0,
-            rows_updated INTEGER NOT NULL DEFAULT 0,
-            rows_unchanged INTEGER NOT NULL DEFAULT 0,
-            rows_removed INTEGER NOT NULL DEFAULT 0,
-            errors INTEGER NOT NULL DEFAULT 0,
-            message TEXT
-        );
-        CREATE TABLE sync_errors (
-            id INTEGER PRIMARY KEY,
-            run_id INTEGER NOT NULL REFERENCES sync_runs(id),
-            at TEXT NOT NULL,
-            operation TEXT NOT NULL,
-            entity TEXT,
-            http_status INTEGER,
-            message TEXT NOT NULL
-        );
-        CREATE TABLE raw_documents (
-            operation TEXT NOT NULL,
-            entity TEXT NOT NULL,
-            content_hash BLOB NOT NULL,
-            encoding TEXT NOT NULL,
-            body BLOB NOT NULL,
-            run_id INTEGER NOT NULL,
-            fetched_at TEXT NOT NULL,
-            PRIMARY KEY (operation, entity)
-        );
-        ",
-    );
-    for spec in first_tables() {
-        sql.push_str(&table_ddl(spec));
-    }
-    sql
-}
-
-fn v2() -> String {
-    let mut sql = String::from(
-        "ALTER TABLE sync_errors ADD COLUMN attempts INTEGER;\n\
-         CREATE INDEX sync_errors_run ON sync_errors (run_id);\n",
-    );
-    for spec in first_tables() {
-        sql.push_str(&history_key_index(spec));
-    }
-    sql
-}
-
-/// The index as-of reads of a table's history go through.
-fn history_key_index(spec: &TableSpec) -> String {
-    let key: Vec<&str> = spec.key.iter().map(|col| col.name).collect();
-    format!(
-        "CREATE INDEX {name}_history_key ON {name}_history ({key}, valid_from);\n",
-        name = spec.name,
-        key = key.join(", ")
-    )
-}
-
-/// SQLite cannot change a column's type in place: the tables that hold entitlement
-/// limits are rebuilt with NUMERIC limit columns, so whole numbers are stored as
-/// integers (REAL rounds anything above 2^53). Copying applies the new affinity:
-/// a stored `100.0` becomes the integer 100.
-fn v3() -> String {
-    use crate::mirror::spec::{ORGANIZATIONS, USER_ORGANIZATIONS};
-    let mut sql = String::new();
-    for spec in [&ORGANIZATIONS, &USER_ORGANIZATIONS] {
-        let name = spec.name;
-        sql.push_str(&format!(
-            "ALTER TABLE {name} RENAME TO {name}_v2;\n\
-             ALTER TABLE {name}_history RENAME TO {name}_history_v2;\n\
-             DROP INDEX IF EXISTS {name}_scope;\n\
-             DROP INDEX IF EXISTS {name}_history_key;\n"
-        ));
-        sql.push_str(&table_ddl(spec));
-        sql.push_str(&format!(
-            "INSERT INTO {name} SELECT * FROM {name}_v2;\n\
-             INSERT INTO {name}_history SELECT * FROM {name}_history_v2;\n\
-             DROP TABLE {name}_v2;\n\
-             DROP TABLE {name}_history_v2;\n"
-        ));
-        sql.push_str(&history_key_index(spec));
-    }
-    sql
-}
-
-/// A mirror written before this version has no record of which organization listed a
-/// project; the next sync fills the table from the get-organization answers it fetches.
-fn v5() -> String {
-    use crate::mirror::spec::ORGANIZATION_PROJECTS;
-    table_ddl(&ORGANIZATION_PROJECTS) + &history_key_index(&ORGANIZATION_PROJECTS)
-}
-
-/// A body of tens of megabytes (the organization list of a large white label) is
-/// inserted as `zeroblob(n)` and written into its row piece by piece. SQLite keeps a
-/// zeroblob unexpanded only when nothing but empty values follows it in the record;
-/// with `run_id` and `fetched_at` after it, it built the whole body twice in memory
-/// (the expanded zeroblob and the record: 51 MB for a 26 MB body), and the C
-/// allocator kept that memory. Copying the table once moves `body` to the end.
-fn v6() -> String {
-    "CREATE TABLE raw_documents_v6 (
-        operation TEXT NOT NULL,
-        entity TEXT NOT NULL,
-        content_hash BLOB NOT NULL,
-        encoding TEXT NOT NULL,
-        run_id INTEGER NOT NULL,
-        fetched_at TEXT NOT NULL,
-        body BLOB NOT NULL,
-        PRIMARY KEY (operation, entity)
-    );
-    INSERT INTO raw_documents_v6 (operation, entity, content_hash, encoding, run_id, fetched_at, body)
-        SELECT operation, entity, content_hash, encoding, run_id, fetched_at, body FROM raw_documents;
-    DROP TABLE raw_documents;
-    ALTER TABLE raw_documents_v6 RENAME TO raw_documents;
-    "
-    .to_string()
-}
-
-/// `compute_trends` and `usage_summary` read a user's days from one packed row instead
-/// of a row per day (`crate::mirror::daily_series`). A NULL series sends readers to
-/// `daily_metrics`. `daily_series_kept` holds the last sync run that kept them.
-fn v7() -> String {
-    "CREATE TABLE daily_series (user_id INTEGER PRIMARY KEY, series BLOB);
-    CREATE TABLE daily_series_kept (run_id INTEGER NOT NULL);
-    INSERT INTO daily_series_kept SELECT COALESCE(MAX(id), 0) FROM sync_runs;"
-        .to_string()
-}
-
-/// The alerts' bookkeeping (`crate::alerts`): one row per condition that has ever
-/// held, one per evaluation, and the events waiting for (or done with) delivery.
-fn v4() -> String {
-    "CREATE TABLE alert_state (
-        key TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        active INTEGER NOT NULL,
-        crossings INTEGER NOT NULL,
-        event_id TEXT,
-        since TEXT NOT NULL
-    ) WITHOUT ROWID;
-    CREATE TABLE alert_runs (
-        id INTEGER PRIMARY KEY,
-        as_of TEXT NOT NULL,
-        at TEXT NOT NULL,
-        mode TEXT NOT NULL CHECK (mode IN ('advanced','read_only')),
-        events INTEGER NOT NULL
-    );
-    CREATE TABLE alert_outbox (
-        id TEXT PRIMARY KEY,
-        type TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        body TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('pending','delivered','failed')),
-        attempts INTEGER NOT NULL DEFAULT 0,
-        last_attempt_at TEXT,
-        http_status INTEGER,
-        error TEXT,
-        delivered_at TEXT
-    );
-    CREATE INDEX alert_outbox_status ON alert_outbox (status, created_at);
-    "
-    .to_string()
-}
 
 /// The schema version recorded in the mirror (0 for a new file), creating the
 /// migrations table if needed.
@@ -320,7 +144,7 @@ pub fn migrate_to(conn: &mut Connection, target: i64) -> rusqlite::Result<Vec<i6
         .filter(|m| m.version > from && m.version <= target)
     {
         let tx = conn.transaction()?;
-        tx.execute_batch(&(step.sql)())?;
+        tx.execute_batch(step.sql)?;
         if let Some(fill) = step.fill {
             fill(&tx)?;
         }
@@ -337,6 +161,142 @@ pub fn migrate_to(conn: &mut Connection, target: i64) -> rusqlite::Result<Vec<i6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mirror::spec::{TABLES, TableSpec};
+    use sha2::{Digest, Sha256};
+
+    /// SHA-256 of each released step's text, in version order. A released step is
+    /// what existing mirrors were built with: it never changes, and a change of
+    /// schema is a new step.
+    const RELEASED: &[&str] = &[
+        "0764959424cd87da0f7159f2c13468d280e8327fd10b939134a5c49d53f9537e",
+        "f2d3d2f821ee6e07f934f05b52dec45fd3bb6d56e4b691d0a706bf979c57cd24",
+        "e280a5b42db2d70a27ddad332bb96c94101530b4c2034ed6f535eedbde6573f4",
+        "8fc0707928618d4b1d7504fd6f25f746f064a1c23e41be3dc311168dfcb263f5",
+        "52e01373f03ff16533dab6a303c7902116f203c5b60f326a6909e5e9816aafe7",
+        "d1144af935a39d129339283e530954c4cb8278c1b539207122d32ccb24631449",
+        "59823e33206bb67ac8070328fb44c882af1cbe5bf2e83d7325704770aecb1911",
+        "ec4d320bcc54a9b89a6f2ba463552a97df683fb43d8e9309a882fea1ffc43bf4",
+    ];
+
+    #[test]
+    fn released_steps_are_never_edited() {
+        for (i, step) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(step.version, i as i64 + 1, "versions count up from 1");
+            let sum: String = Sha256::digest(step.sql.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            match RELEASED.get(i) {
+                Some(released) => assert!(
+                    sum == *released,
+                    "migration {} ({}) differs from its released text: a released step never \
+                     changes, mirrors were built with it; restore it and add a new migration instead",
+                    step.version,
+                    step.what
+                ),
+                None => panic!(
+                    "migration {} has no checksum: once released, add \"{sum}\" to RELEASED",
+                    step.version
+                ),
+            }
+        }
+    }
+
+    /// The DDL the current specs describe for a table: the table WITHOUT ROWID
+    /// keyed by its key, its `_history` twin, the index of a scope that is not a
+    /// prefix of the key, and the history's key index.
+    fn spec_ddl(spec: &TableSpec) -> String {
+        let cols: Vec<String> = spec
+            .all_columns()
+            .map(|col| format!("\"{}\" {}", col.name, col.ty.sql()))
+            .collect();
+        let key: Vec<&str> = spec.key.iter().map(|col| col.name).collect();
+        let (name, cols, key) = (spec.name, cols.join(", "), key.join(", "));
+        let mut ddl = format!(
+            "CREATE TABLE {name} ({cols}, {BOOKKEEPING}, PRIMARY KEY ({key})) WITHOUT ROWID;\n\
+             CREATE TABLE {name}_history (history_id INTEGER PRIMARY KEY, {cols}, {BOOKKEEPING}, \
+             valid_to TEXT NOT NULL);\n\
+             CREATE INDEX {name}_history_key ON {name}_history ({key}, valid_from);\n"
+        );
+        let scope_is_key_prefix = spec
+            .scope
+            .iter()
+            .zip(spec.key.iter())
+            .all(|(scope, key)| *scope == key.name);
+        if !spec.scope.is_empty() && !scope_is_key_prefix {
+            ddl.push_str(&format!(
+                "CREATE INDEX {name}_scope ON {name} ({});\n",
+                spec.scope.join(", ")
+            ));
+        }
+        ddl
+    }
+
+    /// A table's shape as SQLite reports it: WITHOUT ROWID or not, every column
+    /// (name, declared type, NOT NULL, default, place in the primary key) and every
+    /// index (name, unique, origin, partial, columns). The primary key's own index is
+    /// named by SQLite after the table's first name, so it is named by its origin.
+    fn shape(conn: &Connection, table: &str) -> Vec<String> {
+        let lines = |sql: &str, arg: &str| -> Vec<String> {
+            conn.prepare(sql)
+                .expect(sql)
+                .query_map([arg], |row| row.get::<_, String>(0))
+                .expect(sql)
+                .collect::<Result<_, _>>()
+                .expect(sql)
+        };
+        let mut out = lines(
+            "SELECT 'without rowid ' || wr FROM pragma_table_list WHERE schema = 'main' AND name = ?1",
+            table,
+        );
+        out.extend(lines(
+            "SELECT printf('column %s %s notnull=%d default=%s pk=%d', name, type, \"notnull\", \
+             quote(dflt_value), pk) FROM pragma_table_xinfo(?1) ORDER BY cid",
+            table,
+        ));
+        let mut indexes = lines(
+            "SELECT printf('index %s unique=%d origin=%s partial=%d on (%s)', \
+               CASE origin WHEN 'pk' THEN '(primary key)' ELSE l.name END, \"unique\", origin, partial, \
+               (SELECT group_concat(name, ', ') FROM (SELECT name FROM pragma_index_info(l.name) ORDER BY seqno))) \
+             FROM pragma_index_list(?1) AS l",
+            table,
+        );
+        indexes.sort();
+        out.extend(indexes);
+        out
+    }
+
+    #[test]
+    fn every_step_from_an_empty_file_gives_the_schema_the_specs_describe() {
+        let mut migrated = Connection::open_in_memory().expect("in-memory db");
+        migrate_to(&mut migrated, CURRENT_VERSION).expect("every step");
+        let expected = Connection::open_in_memory().expect("in-memory db");
+        for spec in TABLES {
+            expected.execute_batch(&spec_ddl(spec)).expect(spec.name);
+        }
+        for spec in TABLES {
+            for table in [spec.name.to_string(), format!("{}_history", spec.name)] {
+                assert_eq!(
+                    shape(&migrated, &table),
+                    shape(&expected, &table),
+                    "{table}: the migrations and src/mirror/spec.rs disagree; a spec change \
+                     needs a new migration that makes the same change"
+                );
+            }
+        }
+        let spec_tables: i64 = migrated
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name LIKE '%\\_history' ESCAPE '\\'",
+                [],
+                |row| row.get(0),
+            )
+            .expect("history tables");
+        assert_eq!(
+            spec_tables,
+            TABLES.len() as i64,
+            "every history table has a spec"
+        );
+    }
 
     #[test]
     fn every_migration_applies_and_is_recorded() {
@@ -432,10 +392,9 @@ mod tests {
         // A mirror written before version 3: REAL limit columns.
         conn.execute_batch(&format!(
             "DROP TABLE organizations; DROP TABLE organizations_history;\n{}\
-             CREATE INDEX organizations_history_key ON organizations_history (id, valid_from);\n\
              INSERT INTO organizations (id, limit_total_storage, limit_number_of_users, \
                content_hash, valid_from, run_id) VALUES (1, 100.0, 1.5, x'00', 't', 1);",
-            table_ddl(&ORGANIZATIONS).replace("NUMERIC", "REAL")
+            spec_ddl(&ORGANIZATIONS).replace("NUMERIC", "REAL")
         ))
         .expect("an old organizations table");
         assert_eq!(migrate_to(&mut conn, 3).expect("v3"), vec![3]);

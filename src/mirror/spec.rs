@@ -623,7 +623,9 @@ pub fn markdown() -> String {
          Bookkeeping: `sync_runs` (one row per run: status running/succeeded/partial/failed/aborted, \
          requests, bytes, row counts), `sync_errors` (one row per failure: operation, entity, \
          HTTP status, message, attempts), `raw_documents` (the latest body of every fetched \
-         document, so fields the models do not name are kept), `schema_migrations`.\n\n\
+         document, so fields the models do not name are kept), `schema_migrations` (one row per \
+         schema step applied), `maintenance_runs` (one row per `orgledger check` and per \
+         verified backup: kind, time, outcome, the backup file; `status` shows the last of each).\n\n\
          Derived: `daily_series` (one row per white label user with live daily metrics: \
          `user_id` and `series`, their days' CPU, GPU and compute seconds and storage bytes \
          added and deleted packed in one blob, rewritten with the user's `daily_metrics` \

@@ -10,7 +10,8 @@
 //!   has, marks its run `aborted`, and the process exits within 10 seconds.
 //!
 //! With `listen`, `GET /metrics` and `GET /healthz` are served (`endpoint.rs`); with
-//! `export`, the mirror is exported to Parquet after each sync that stored data.
+//! `export`, the mirror is exported to Parquet after each sync that stored data; with
+//! `backup`, it is backed up after each such sync (`backups.rs`).
 
 use crate::api::Client;
 use crate::report::{self, ReportOptions};
@@ -45,6 +46,8 @@ pub struct DaemonConfig {
     pub stale_after_periods: u32,
     /// Export the mirror after each sync that stored data (None: off).
     pub export: Option<crate::export::ExportOptions>,
+    /// Back the mirror up after each sync that stored data (None: off).
+    pub backup: Option<crate::schedule::backups::BackupOptions>,
     /// Alerts evaluated after each report job (`[alerts]` configured); `as_of` is
     /// replaced by the report's.
     pub alerts: Option<crate::alerts::AlertOptions>,
@@ -176,7 +179,33 @@ async fn start_endpoint(
     Ok(health)
 }
 
-/// Metrics, health and the export after a sync run.
+/// A verified backup after a sync that stored data; a failure is logged and the
+/// older backups stay.
+async fn backup_after_sync(s: &Shared) {
+    let Some(opts) = s.cfg.backup.clone() else {
+        return;
+    };
+    let db = s.cfg.sync.db.clone();
+    let done =
+        tokio::task::spawn_blocking(move || crate::schedule::backups::backup_into(&db, &opts))
+            .await;
+    match done {
+        Ok(Ok((copied, removed))) => tracing::info!(
+            file = %copied.path.display(),
+            rows = copied.rows,
+            removed = removed.len(),
+            "mirror backed up and verified"
+        ),
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "backup failed; older backups are kept and the next sync tries again")
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "backup task failed; older backups are kept and the next sync tries again")
+        }
+    }
+}
+
+/// Metrics, health, the export and the backup after a sync run.
 async fn after_sync(s: &Shared, outcome: &sync::SyncOutcome) {
     use crate::mirror::runs::RunStatus;
     let stored = matches!(outcome.status, RunStatus::Succeeded | RunStatus::Partial);
@@ -195,6 +224,9 @@ async fn after_sync(s: &Shared, outcome: &sync::SyncOutcome) {
             bytes: outcome.totals.bytes,
             errors_by_operation: errors,
         });
+    }
+    if stored {
+        backup_after_sync(s).await;
     }
     if let (true, Some(opts)) = (stored, s.cfg.export.clone()) {
         let done = tokio::task::spawn_blocking(move || crate::export::run(&opts)).await;

@@ -1,5 +1,6 @@
 //! `orgledger daemon`: sync and report on cron schedules until stopped.
 
+pub mod backups;
 pub mod cron;
 pub mod daemon;
 pub(crate) mod endpoint;

@@ -3,28 +3,12 @@
 //! same impossible dates with the same words, and usage mistakes (a bad cron field,
 //! a misspelled report, an empty query) exit 2 saying what is wrong.
 
-use crate::common;
+use crate::common::{self, orgledger};
 use orgledger_sandbox::{Profile, SandboxHandle};
-use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 /// Exit code of a usage mistake.
 const USAGE: i32 = 2;
-
-/// The binary on `db`, with nothing from the environment.
-fn orgledger(db: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_orgledger"));
-    cmd.args(["--db", db.to_str().expect("utf-8")]);
-    for var in [
-        "ORGLEDGER_CONFIG",
-        "ORGLEDGER_DB",
-        "RUST_LOG",
-        "ORGLEDGER_JWT",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
 
 /// A mirror of the tiny world after one sync (observed on the sandbox's first
 /// day, 2026-06-01).

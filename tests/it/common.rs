@@ -288,3 +288,64 @@ impl Trap {
         self.connections.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
+
+/// The binary on the mirror `db`, with a clean environment: no credentials, no URL,
+/// no config.
+pub fn orgledger(db: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"));
+    cmd.arg("--db")
+        .arg(db)
+        .env_remove("ORGLEDGER_JWT")
+        .env_remove("ORGLEDGER_API_KEY")
+        .env_remove("ORGLEDGER_BASE_URL")
+        .env_remove("ORGLEDGER_CONFIG")
+        .env_remove("ORGLEDGER_DB")
+        .env_remove("RUST_LOG")
+        .env_remove("NO_COLOR");
+    cmd
+}
+
+/// The CSV and JSON files of every report as of `as_of`, by name.
+pub fn report_files(
+    db: &std::path::Path,
+    as_of: &str,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let out = db.with_extension(format!("reports-{as_of}"));
+    let run = orgledger(db)
+        .args(["report", "--as-of", as_of, "--format", "csv,json", "--out"])
+        .arg(&out)
+        .output()
+        .expect("report runs");
+    assert!(
+        run.status.success(),
+        "report as of {as_of} on {}: {}",
+        db.display(),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let mut files = std::collections::BTreeMap::new();
+    for entry in files_under(&out) {
+        let name = entry
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
+        if name.ends_with(".csv") || (name.ends_with(".json") && name != "manifest.json") {
+            files.insert(name, std::fs::read(&entry).expect("report file"));
+        }
+    }
+    assert!(!files.is_empty(), "no report files in {}", out.display());
+    files
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("report folder").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

@@ -13,16 +13,7 @@ use std::time::{Duration, Instant};
 
 /// The binary with a clean environment: no credentials, no URL, no config.
 fn orgledger(db: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_orgledger"));
-    cmd.args(["--db", db.to_str().expect("utf-8 path")])
-        .env_remove("ORGLEDGER_JWT")
-        .env_remove("ORGLEDGER_API_KEY")
-        .env_remove("ORGLEDGER_BASE_URL")
-        .env_remove("ORGLEDGER_CONFIG")
-        .env_remove("ORGLEDGER_DB")
-        .env_remove("RUST_LOG")
-        .env_remove("NO_COLOR");
-    cmd
+    common::orgledger(db)
 }
 
 /// The binary connected to the sandbox with its JWT.

@@ -1,0 +1,18 @@
+ALTER TABLE sync_errors ADD COLUMN attempts INTEGER;
+CREATE INDEX sync_errors_run ON sync_errors (run_id);
+CREATE INDEX organizations_history_key ON organizations_history (id, valid_from);
+CREATE INDEX organization_members_history_key ON organization_members_history (organization_id, user_id, valid_from);
+CREATE INDEX datasets_history_key ON datasets_history (organization_id, dataset, valid_from);
+CREATE INDEX users_history_key ON users_history (id, valid_from);
+CREATE INDEX user_organizations_history_key ON user_organizations_history (user_id, organization_id, valid_from);
+CREATE INDEX user_organization_links_history_key ON user_organization_links_history (user_id, organization_id, valid_from);
+CREATE INDEX trials_history_key ON trials_history (id, valid_from);
+CREATE INDEX daily_metrics_history_key ON daily_metrics_history (user_id, day, valid_from);
+CREATE INDEX projects_history_key ON projects_history (id, valid_from);
+CREATE INDEX project_collaborators_history_key ON project_collaborators_history (project_id, user_id, valid_from);
+CREATE INDEX project_info_history_key ON project_info_history (project_id, valid_from);
+CREATE INDEX project_notification_users_history_key ON project_notification_users_history (project_id, job, user_id, valid_from);
+CREATE INDEX devices_history_key ON devices_history (project_id, device_id, valid_from);
+CREATE INDEX device_sensors_history_key ON device_sensors_history (project_id, device_id, name, valid_from);
+CREATE INDEX latency_devices_history_key ON latency_devices_history (project_id, mcu, valid_from);
+CREATE INDEX experiments_history_key ON experiments_history (scope_kind, scope_id, type, valid_from);

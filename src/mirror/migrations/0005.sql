@@ -1,0 +1,3 @@
+CREATE TABLE organization_projects ("organization_id" INTEGER, "project_id" INTEGER, "project_name" TEXT, content_hash BLOB NOT NULL, valid_from TEXT NOT NULL, run_id INTEGER NOT NULL, removed_at TEXT, removed_run INTEGER, PRIMARY KEY (organization_id, project_id)) WITHOUT ROWID;
+CREATE TABLE organization_projects_history (history_id INTEGER PRIMARY KEY, "organization_id" INTEGER, "project_id" INTEGER, "project_name" TEXT, content_hash BLOB NOT NULL, valid_from TEXT NOT NULL, run_id INTEGER NOT NULL, removed_at TEXT, removed_run INTEGER, valid_to TEXT NOT NULL);
+CREATE INDEX organization_projects_history_key ON organization_projects_history (organization_id, project_id, valid_from);
