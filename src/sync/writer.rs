@@ -20,7 +20,7 @@ use crate::mirror::spec::TABLES;
 use crate::mirror::table::{RunStamp, TableSql, TableWriter, WriteStats};
 use crate::mirror::{MirrorError, now_text};
 use crate::sync::rows::{DocRows, RowSet};
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 /// The tables' prepared statements for one run, by table name.
 type Writers<'c> = HashMap<&'static str, TableWriter<'c>>;
@@ -242,7 +242,11 @@ impl State {
             let started = Instant::now();
             // Unchecked: the prepared statements borrow the connection too. This
             // thread is its only user, so no other transaction can be open.
-            let tx = self.conn.unchecked_transaction()?;
+            // Immediate: a deferred transaction that reads first and then writes
+            // fails at once (SQLITE_BUSY_SNAPSHOT) when another process (`check`,
+            // `backup`, `alerts`) wrote in between; taking the write lock at the
+            // start waits for it instead, within the connection's busy timeout.
+            let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
             let mut batch = Batch::default();
             let mut next = Some(first);
             while let Some(msg) = next.take() {
@@ -274,7 +278,9 @@ impl State {
     }
 
     fn finish(mut self, ending: &Ending) -> Result<RunTotals, MirrorError> {
-        let tx = self.conn.transaction()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
         for table in &ending.complete_tables {
             if let Some(sql) = self.tables.get(table) {
                 let empty = KeySet::default();

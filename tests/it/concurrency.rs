@@ -209,3 +209,47 @@ async fn readers_and_reports_see_whole_transactions_while_a_sync_writes() {
         "and after it"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_process_writing_the_mirror_mid_sync_makes_the_sync_wait_not_fail() {
+    let sb = common::sandbox(Profile::Small).await;
+    let (_dir, db) = common::scratch();
+    let client = paced(&sb);
+    let opts = common::sync_opts(&sb, &db);
+    let first = sync::run(&client, &opts, None).await.expect("first sync");
+    assert_eq!(first.status, RunStatus::Succeeded);
+    assert_eq!(
+        common::admin_post(&sb, "/sandbox/advance?days=1").await,
+        200
+    );
+    // What `check`, `backup` or `alerts` do from another process: small writes in
+    // transactions of their own, all through the sync.
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (db, stop) = (db.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut conn = rusqlite::Connection::open(&db).expect("open");
+            conn.busy_timeout(Duration::from_secs(10)).expect("timeout");
+            let mut writes = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let tx = conn
+                    .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                    .expect("write lock");
+                tx.execute(
+                    "INSERT INTO maintenance_runs (kind, at, outcome) VALUES ('check', '2026-06-02T00:00:00Z', 'ok')",
+                    [],
+                )
+                .expect("insert");
+                tx.commit().expect("commit");
+                writes += 1;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            writes
+        })
+    };
+    let second = sync::run(&client, &opts, None).await.expect("second sync");
+    stop.store(true, Ordering::SeqCst);
+    let writes = writer.join().expect("writer thread");
+    assert_eq!(second.status, RunStatus::Succeeded, "{:?}", second.errors);
+    assert!(writes >= 2, "only {writes} writes during the sync");
+}
