@@ -171,6 +171,11 @@ pub struct ReportArgs {
     /// Replace e-mails and person names with stable pseudonyms.
     #[arg(long)]
     pub redact_pii: bool,
+    /// Mode of the files written, for a team that shares the folder: 0640 lets the
+    /// group read them (folders created get search too: 0750) [default: 0600, or
+    /// file_mode in the config file].
+    #[arg(long, value_name = "MODE")]
+    pub file_mode: Option<crate::file_mode::FileMode>,
 }
 
 /// Report output format.
@@ -250,6 +255,11 @@ pub struct ExportArgs {
     /// Every version of every row, with valid_from, valid_to and removed_at.
     #[arg(long)]
     pub history: bool,
+    /// Mode of the files written, for a team that shares the folder: 0640 lets the
+    /// group read them (folders created get search too: 0750) [default: 0600, or
+    /// file_mode in the config file].
+    #[arg(long, value_name = "MODE")]
+    pub file_mode: Option<crate::file_mode::FileMode>,
 }
 
 /// Export file format.
@@ -323,6 +333,11 @@ pub struct ChangesArgs {
     /// Also list changes of every other column (`field.changed`).
     #[arg(long)]
     pub all_fields: bool,
+    /// Mode of the files written, for a team that shares the folder: 0640 lets the
+    /// group read them (folders created get search too: 0750) [default: 0600, or
+    /// file_mode in the config file].
+    #[arg(long, value_name = "MODE")]
+    pub file_mode: Option<crate::file_mode::FileMode>,
 }
 
 fn kind_filter(s: &str) -> Result<crate::report::changes::KindFilter, String> {

@@ -6,6 +6,7 @@ use crate::cli::Exit;
 use crate::cli::args::{ChangesArgs, QueryFormat};
 use crate::cli::settings::Settings;
 use crate::cli::table::ResultSet;
+use crate::file_mode::FileMode;
 use crate::mirror;
 use crate::report::changes::{self, Change, Point, Query};
 use crate::report::{Format, sql};
@@ -32,15 +33,15 @@ pub fn run(settings: &Settings, args: &ChangesArgs) -> Result<Exit> {
     let rows = changes::read(&conn, &extract, &query)
         .with_context(|| format!("cannot list the changes in {}", settings.db.display()))?;
     match &args.out {
-        Some(dir) => write(dir, &rows, args.format)?,
+        Some(dir) => write(dir, &rows, args.format, settings.file_mode(args.file_mode))?,
         None => print(&rows, args.format)?,
     }
     Ok(Exit::Ok)
 }
 
 /// Writes the files into `dir` and says where, with the row count.
-fn write(dir: &Path, rows: &[Change], format: QueryFormat) -> Result<()> {
-    std::fs::create_dir_all(dir)
+fn write(dir: &Path, rows: &[Change], format: QueryFormat, mode: FileMode) -> Result<()> {
+    mode.create_dir_all(dir)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {}", dir.display(), cause::io(&e)))?;
     let df = changes::frame(rows)?;
     let formats: &[Format] = match format {
@@ -49,7 +50,7 @@ fn write(dir: &Path, rows: &[Change], format: QueryFormat) -> Result<()> {
         QueryFormat::Table => &[Format::Csv, Format::Json],
     };
     for f in formats {
-        let file = crate::report::export::write_report(dir, changes::REPORT, &df, *f)?;
+        let file = crate::report::export::write_report(dir, changes::REPORT, &df, *f, mode)?;
         println!("{} ({} changes)", file.path.display(), file.rows);
     }
     Ok(())

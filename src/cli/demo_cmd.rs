@@ -11,6 +11,7 @@ use crate::cause;
 use crate::cli::Exit;
 use crate::cli::args::DemoArgs;
 use crate::cli::settings::Settings;
+use crate::file_mode::FileMode;
 use crate::report::{self, Format, ReportOptions, Thresholds};
 use crate::sandbox::{self, FaultSpec, SandboxHandle, SandboxOptions};
 use crate::sync::{self, SyncOptions};
@@ -67,7 +68,8 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
     } else {
         settings.db.clone()
     };
-    std::fs::create_dir_all(&args.out)
+    FileMode::PRIVATE
+        .create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     // Each demo is a new world; history from an earlier demo would mix two worlds.
     for path in std::iter::once(db.clone()).chain(crate::mirror::sidecar_paths(&db)) {
@@ -105,6 +107,7 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         queries_dir: None,
         redact_pii: false,
         thresholds: Thresholds::default(),
+        file_mode: FileMode::PRIVATE,
     };
     let outcome = tokio::task::spawn_blocking(move || report::run(&report_opts)).await??;
     println!("{}", report::summary(&outcome));

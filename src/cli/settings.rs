@@ -6,6 +6,7 @@ use crate::api::secret::Secret;
 use crate::cli::UsageError;
 use crate::cli::args::{Cli, ConnArgs};
 use crate::config::{Config, read_secret_file};
+use crate::file_mode::FileMode;
 use anyhow::Result;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,6 +40,12 @@ impl Settings {
             .or_else(|| config.db.clone())
             .unwrap_or_else(|| PathBuf::from(DEFAULT_DB));
         Ok(Settings { db, config })
+    }
+
+    /// The mode of report and export files: the flag, else the config
+    /// file's `file_mode`, else owner only.
+    pub fn file_mode(&self, flag: Option<FileMode>) -> FileMode {
+        flag.or(self.config.file_mode).unwrap_or_default()
     }
 
     /// Credentials from flags, environment or config files.

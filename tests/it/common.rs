@@ -278,3 +278,39 @@ impl Trap {
         self.connections.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
+
+/// `cmd` with no settings from outside: no credentials, URL, mirror or config in
+/// its environment.
+pub fn clean(mut cmd: std::process::Command) -> std::process::Command {
+    for var in [
+        "ORGLEDGER_JWT",
+        "ORGLEDGER_API_KEY",
+        "ORGLEDGER_BASE_URL",
+        "ORGLEDGER_CONFIG",
+        "ORGLEDGER_DB",
+        "RUST_LOG",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// The binary, [`clean`].
+pub fn bin() -> std::process::Command {
+    clean(std::process::Command::new(env!("CARGO_BIN_EXE_orgledger")))
+}
+
+/// Runs `cmd` and returns (exit code, stdout, stderr).
+pub fn outputs(cmd: &mut std::process::Command) -> (Option<i32>, String, String) {
+    let out = cmd.output().expect("orgledger runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A path as the UTF-8 text a command line takes.
+pub fn arg(path: &std::path::Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}

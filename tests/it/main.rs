@@ -24,6 +24,7 @@ mod html;
 mod list_streaming;
 mod numbers;
 mod outages;
+mod output_files;
 mod packed_series;
 mod parsing_props;
 mod rate_limits;
