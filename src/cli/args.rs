@@ -22,7 +22,7 @@ use std::path::PathBuf;
     max_term_width = 100
 )]
 pub struct Cli {
-    /// The SQLite mirror.
+    /// The SQLite mirror [default: orgledger.db, or db in the config file].
     #[arg(long, global = true, env = "ORGLEDGER_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// TOML config file (see docs/orgledger.example.toml).
@@ -79,7 +79,9 @@ pub enum Command {
     /// Manage projects through the API.
     Project(ProjectArgs),
     #[cfg(feature = "sandbox")]
-    /// Start the sandbox, simulate days of syncs, and write every report.
+    /// Start the sandbox, simulate days of syncs, and write every report. Its
+    /// mirror is <DIR>/demo.db (reports/demo.db; --db chooses another), never
+    /// ./orgledger.db: `orgledger --db reports/demo.db status` looks inside.
     Demo(DemoArgs),
     #[cfg(feature = "sandbox")]
     /// Measure sync and report speed against the sandbox.
@@ -456,7 +458,7 @@ pub struct DemoArgs {
     /// Simulated days (one sync per day).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(0..=400))]
     pub days: u32,
-    /// Report output root.
+    /// Report output root; the demo's mirror is <DIR>/demo.db unless --db is given.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub out: PathBuf,
     /// Size of the sandbox world.

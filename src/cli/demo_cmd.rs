@@ -10,7 +10,7 @@ use crate::api::secret::Secret;
 use crate::cause;
 use crate::cli::Exit;
 use crate::cli::args::DemoArgs;
-use crate::cli::settings::Settings;
+use crate::cli::settings::{Settings, command_line};
 use crate::file_mode::FileMode;
 use crate::report::{self, Format, ReportOptions, Thresholds};
 use crate::sandbox::{self, FaultSpec, SandboxHandle, SandboxOptions};
@@ -118,5 +118,17 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         db.display(),
         started.elapsed().as_secs_f64()
     );
+    println!("{}", next_steps(&db));
     Ok(Exit::Ok)
+}
+
+/// The demo's last line: the commands that look into its mirror, ready to paste
+/// (`status` alone would read ./orgledger.db, not the demo's).
+fn next_steps(db: &std::path::Path) -> String {
+    let with_db = |rest: &str| command_line([("--db", db)], rest);
+    format!(
+        "look inside: {}   or: {}",
+        with_db("status"),
+        with_db("query \"SELECT name, limit_total_storage FROM organizations LIMIT 5\"")
+    )
 }

@@ -18,6 +18,7 @@ mod disk_full;
 mod error_messages;
 mod export;
 mod faults;
+mod first_steps;
 mod first_use;
 mod hostile;
 mod html;
