@@ -65,7 +65,7 @@ fn print(rows: &[Change], format: QueryFormat) -> Result<()> {
         QueryFormat::Table if rows.is_empty() => println!("no changes in this window"),
         QueryFormat::Table => print!("{}", set.to_table()),
         QueryFormat::Csv => print!("{}", set.to_csv()?),
-        QueryFormat::Json => println!("{}", serde_json::to_string_pretty(&set.to_json())?),
+        QueryFormat::Json => println!("{}", set.to_json()?),
     }
     Ok(())
 }

@@ -31,7 +31,7 @@ pub fn run(settings: &Settings, args: &QueryArgs) -> Result<Exit> {
     match args.format {
         QueryFormat::Table => print!("{}", result.to_table()),
         QueryFormat::Csv => print!("{}", result.to_csv()?),
-        QueryFormat::Json => println!("{}", serde_json::to_string_pretty(&result.to_json())?),
+        QueryFormat::Json => println!("{}", result.to_json()?),
     }
     Ok(Exit::Ok)
 }

@@ -4,7 +4,7 @@
 use crate::api::client::{ClientConfig, Credentials};
 use crate::api::secret::Secret;
 use crate::cli::UsageError;
-use crate::cli::args::{Cli, ConnArgs};
+use crate::cli::args::{Cli, ConnArgs, PaceArgs};
 use crate::config::{Config, read_secret_file};
 use crate::file_mode::FileMode;
 use anyhow::Result;
@@ -107,8 +107,8 @@ impl Settings {
         Ok(creds)
     }
 
-    /// The client configuration for a command's connection flags.
-    pub fn client_config(&self, conn: &ConnArgs) -> Result<ClientConfig> {
+    /// The client configuration for a command's connection and pace flags.
+    pub fn client_config(&self, conn: &ConnArgs, pace: &PaceArgs) -> Result<ClientConfig> {
         let base_url = conn
             .base_url
             .clone()
@@ -126,10 +126,10 @@ impl Settings {
             .into());
         }
         let mut cfg = ClientConfig::new(base_url, self.credentials(conn)?);
-        if let Some(n) = conn.concurrency.or(self.config.concurrency) {
+        if let Some(n) = pace.concurrency.or(self.config.concurrency) {
             cfg.concurrency = usize::from(n.max(1));
         }
-        cfg.rps = conn.rps.or(self.config.rps);
+        cfg.rps = pace.rps.or(self.config.rps);
         if let Some(rps) = cfg.rps
             && !(rps.is_finite() && rps > 0.0)
         {
@@ -138,7 +138,7 @@ impl Settings {
         if let Some(secs) = conn.timeout.or(self.config.timeout_secs) {
             cfg.timeout = Duration::from_secs(secs.max(1));
         }
-        if let Some(secs) = conn.outage_limit.or(self.config.outage_limit_secs) {
+        if let Some(secs) = pace.outage_limit.or(self.config.outage_limit_secs) {
             cfg.outage.limit = Duration::from_secs(secs);
         }
         Ok(cfg)

@@ -12,7 +12,7 @@ use anyhow::Result;
 
 /// Builds the client and sync options from flags, environment and config.
 pub fn prepare(settings: &Settings, args: &SyncArgs) -> Result<(Client, SyncOptions)> {
-    let cfg = settings.client_config(&args.conn)?;
+    let cfg = settings.client_config(&args.conn, &args.pace)?;
     let has_jwt = cfg.credentials.jwt.is_some();
     let client = Client::new(cfg)?;
     if !has_jwt {

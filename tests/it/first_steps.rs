@@ -1,6 +1,7 @@
 //! What the first commands say, through the real binary: a wrong `--whitelabel-org`,
 //! sync failures printed once with a query that can be pasted, where the demo's
-//! mirror is.
+//! mirror is, the help of each command, `status` and `query --format json`, and the
+//! demo page's cards and chart labels.
 
 use crate::common::{self, arg, bin, outputs};
 use orgledger::sandbox::{Profile, SandboxHandle};
@@ -127,4 +128,128 @@ fn the_demo_says_where_its_mirror_is_and_ends_with_the_commands_that_read_it() {
     assert!(help.contains("reports/demo.db"), "{help}");
     let (_, help, _) = outputs(bin().args(["status", "--help"]));
     assert!(help.contains("[default: orgledger.db"), "{help}");
+}
+
+#[test]
+fn the_page_cards_show_no_backticks_and_cut_chart_labels_carry_their_whole_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    demo(dir.path());
+    let day = std::fs::read_dir(dir.path().join("out"))
+        .expect("out")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.is_dir())
+        .expect("the as-of folder");
+    let page = std::fs::read_to_string(day.join("index.html")).expect("page");
+    common::well_formed(&page).expect("well-formed");
+    let cards = &page[page.find("<ul class=\"cards\">").expect("cards")..];
+    let cards = &cards[..cards.find("</ul>").expect("end of cards")];
+    assert!(!cards.contains('`'), "{cards}");
+    let mut cut = 0;
+    for text in page.split("<text ").skip(1) {
+        let text = &text[..text.find("</text>").expect("closed")];
+        if text.contains('…') {
+            cut += 1;
+            assert!(
+                text.contains("<title>"),
+                "a cut label without its whole name: {text}"
+            );
+        }
+    }
+    assert!(cut > 0, "the demo world has names too long for the charts");
+    assert!(page.contains("<title>Hard case: storage at the limit · storage</title>"));
+}
+
+/// A command's `--help`.
+fn help(command: &[&str]) -> String {
+    let (code, text, err) = outputs(bin().args(command).arg("--help"));
+    assert_eq!(code, Some(0), "{err}");
+    text
+}
+
+#[test]
+fn each_help_lists_its_own_options_first_and_not_the_global_ones_it_ignores() {
+    let sync = help(&["sync"]);
+    let global = sync.find("Global options:").expect("a heading of its own");
+    assert!(
+        sync.find("--whitelabel-org").expect("own option") < global,
+        "{sync}"
+    );
+    assert!(
+        sync.find("--db <PATH>").expect("global option") > global,
+        "{sync}"
+    );
+    for command in [&["sandbox"][..], &["bench"]] {
+        let text = help(command);
+        assert!(!text.contains("--db"), "{command:?}: {text}");
+        assert!(!text.contains("--config"), "{command:?}: {text}");
+        assert!(text.contains("--verbose"), "{command:?}: {text}");
+    }
+    for command in [
+        &["api"][..],
+        &["api", "get-organization"],
+        &["project", "create"],
+    ] {
+        let text = help(command);
+        for ignored in ["--db", "--concurrency", "--rps", "--outage-limit"] {
+            assert!(
+                !text.contains(ignored),
+                "{command:?} lists {ignored}: {text}"
+            );
+        }
+        assert!(text.contains("--config"), "{command:?}: {text}");
+    }
+    assert!(help(&["api"]).contains("--base-url"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_says_empty_sections_in_words_and_names_no_internals() {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (_dir, db) = common::scratch();
+    synced(&sb, &db).await;
+    let (code, text, err) = outputs(bin().args(["--db", arg(&db), "status"]));
+    assert_eq!(code, Some(0), "{err}");
+    for internal in [
+        "packed",
+        "kept_through_run",
+        "reports_read_them",
+        "unpacked",
+    ] {
+        assert!(!text.contains(internal), "{internal}: {text}");
+    }
+    assert!(text.contains("\nrecent errors: none\n"), "{text}");
+    assert!(text.contains("\nalert outbox: no events\n"), "{text}");
+    assert!(text.contains("ready for reports"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if !line.is_empty() && line.chars().all(|c| c == '-' || c == ' ') {
+            let next = lines.get(i + 1).copied().unwrap_or("");
+            assert!(
+                !next.is_empty(),
+                "a table without rows before line {i}: {text}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_json_keeps_the_columns_in_the_order_of_the_select() {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (_dir, db) = common::scratch();
+    synced(&sb, &db).await;
+    let sql = "SELECT name, id AS a_id, 'x' AS zz, 1 AS b FROM organizations ORDER BY id LIMIT 2";
+    let (code, json, err) =
+        outputs(bin().args(["--db", arg(&db), "query", sql, "--format", "json"]));
+    assert_eq!(code, Some(0), "{err}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&json).expect("JSON rows");
+    assert_eq!(rows.len(), 2);
+    let first = &json[..json.find('}').expect("an object")];
+    let at = |key: &str| {
+        first
+            .find(&format!("\"{key}\":"))
+            .unwrap_or_else(|| panic!("{key}: {json}"))
+    };
+    assert!(
+        at("name") < at("a_id") && at("a_id") < at("zz") && at("zz") < at("b"),
+        "{json}"
+    );
 }
