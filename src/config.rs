@@ -29,6 +29,8 @@ pub struct Config {
     pub outage_limit_secs: Option<u64>,
     /// Store development keys in clear.
     pub store_secrets: Option<bool>,
+    /// Mode of report and export files, as octal text ("0640").
+    pub file_mode: Option<crate::file_mode::FileMode>,
     /// Cron schedules.
     #[serde(default)]
     pub schedule: ScheduleConfig,

@@ -38,6 +38,9 @@
 //!   end or syncs keep failing. [`alerts::run`] takes [`alerts::AlertOptions`] and
 //!   returns an [`alerts::AlertOutcome`]; webhooks are signed by [`alerts::Webhook`].
 //!
+//! * [`file_mode`]: the permissions of report and export files (0600 by
+//!   default) and of the folders orgledger creates for them.
+//!
 //! * [`cli`]: the command line of the binary: [`cli::args::Cli`] (clap) parsed by
 //!   `main`, [`cli::run`] to execute it, and [`cli::Exit`] for the exit status.
 //!
@@ -56,6 +59,7 @@ pub(crate) mod cause;
 pub mod cli;
 pub(crate) mod config;
 pub mod export;
+pub mod file_mode;
 pub mod mirror;
 pub mod report;
 #[cfg(any(feature = "sandbox", test))]

@@ -2,8 +2,7 @@
 //! turn its outcome into an exit code (0 ok, 1 failure, 2 usage, 3 partial sync,
 //! 130/143 a sync stopped by SIGINT/SIGTERM).
 
-use clap::Parser;
-use orgledger::cli::{self, Exit, args::Cli};
+use orgledger::cli::{self, Exit, args};
 use std::process::ExitCode;
 
 // A sync allocates many small strings and vectors and frees them on other threads
@@ -13,7 +12,7 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = args::parse();
     cli::logging::init(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

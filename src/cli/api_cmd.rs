@@ -5,7 +5,7 @@
 use crate::api::models::{CreateProjectRequest, ProjectVisibility};
 use crate::api::{Client, Failure, Fetched};
 use crate::cli::Exit;
-use crate::cli::args::{ApiArgs, ApiOp, CreateArgs, Visibility};
+use crate::cli::args::{ApiArgs, ApiOp, CreateArgs, PaceArgs, Visibility};
 use crate::cli::settings::Settings;
 use anyhow::Result;
 use serde_json::Value;
@@ -32,7 +32,7 @@ fn print_answer<T>(result: Result<Fetched<T>, Failure>, show_secrets: bool) -> R
 
 /// Runs `api <operation>`.
 pub async fn run(settings: &Settings, args: &ApiArgs) -> Result<Exit> {
-    let client = Client::new(settings.client_config(&args.conn)?)?;
+    let client = Client::new(settings.client_config(&args.conn, &PaceArgs::default())?)?;
     let show = args.show_secrets;
     match args.op {
         ApiOp::GetOrganization { org } => print_answer(client.get_organization(org).await, show),
@@ -54,7 +54,7 @@ pub async fn run(settings: &Settings, args: &ApiArgs) -> Result<Exit> {
 
 /// Runs `project create`.
 pub async fn create_project(settings: &Settings, args: &CreateArgs) -> Result<Exit> {
-    let client = Client::new(settings.client_config(&args.conn)?)?;
+    let client = Client::new(settings.client_config(&args.conn, &PaceArgs::default())?)?;
     let request = CreateProjectRequest {
         project_name: args.name.clone(),
         project_visibility: args.visibility.map(|v| match v {

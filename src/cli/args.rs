@@ -6,8 +6,47 @@
 //! markup.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+
+/// The heading of the options every command takes, listed after a command's own.
+const GLOBAL: &str = "Global options";
+
+/// Global options a command ignores, by command: the sandbox and the benchmark
+/// make their own worlds and mirrors, and an API call writes no mirror. They are
+/// still accepted, but their help does not list them.
+const IGNORED: [(&str, &[&str]); 4] = [
+    ("sandbox", &["db", "config"]),
+    ("bench", &["db", "config"]),
+    ("api", &["db"]),
+    ("project", &["db"]),
+];
+
+/// Parses the process's command line as `Cli::parse` does, with each command's
+/// help listing only the global options it uses.
+pub fn parse() -> Cli {
+    let mut cmd = Cli::command();
+    // Global options are copied into every command when it is built: hiding them
+    // is only possible after that.
+    cmd.build();
+    let cmd =
+        cmd.mut_subcommands(
+            |sub| match IGNORED.iter().find(|(name, _)| sub.get_name() == *name) {
+                Some((_, ids)) => hide_in(sub, ids),
+                None => sub,
+            },
+        );
+    Cli::from_arg_matches(&cmd.get_matches()).unwrap_or_else(|e| e.exit())
+}
+
+/// `cmd` and its subcommands with the options `ids` hidden from their help.
+fn hide_in(cmd: clap::Command, ids: &[&str]) -> clap::Command {
+    cmd.mut_args(|arg| {
+        let hidden = arg.is_hide_set() || ids.contains(&arg.get_id().as_str());
+        arg.hide(hidden)
+    })
+    .mut_subcommands(|sub| hide_in(sub, ids))
+}
 
 /// Keep an offline SQLite mirror of the organization/project information service and
 /// turn it into weekly reports (entitlements, trials, compute trends, usage).
@@ -22,20 +61,32 @@ use std::path::PathBuf;
     max_term_width = 100
 )]
 pub struct Cli {
-    /// The SQLite mirror.
-    #[arg(long, global = true, env = "ORGLEDGER_DB", value_name = "PATH")]
+    /// The SQLite mirror [default: orgledger.db, or db in the config file].
+    #[arg(
+        long,
+        global = true,
+        env = "ORGLEDGER_DB",
+        value_name = "PATH",
+        help_heading = GLOBAL
+    )]
     pub db: Option<PathBuf>,
     /// TOML config file (see docs/orgledger.example.toml).
-    #[arg(long, global = true, env = "ORGLEDGER_CONFIG", value_name = "FILE")]
+    #[arg(
+        long,
+        global = true,
+        env = "ORGLEDGER_CONFIG",
+        value_name = "FILE",
+        help_heading = GLOBAL
+    )]
     pub config: Option<PathBuf>,
     /// More log output (-v debug, -vv trace).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet", help_heading = GLOBAL)]
     pub verbose: u8,
     /// Only warnings and errors.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = GLOBAL)]
     pub quiet: bool,
     /// Log line format on stderr.
-    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, help_heading = GLOBAL)]
     pub log_format: LogFormat,
     /// What to do.
     #[command(subcommand)]
@@ -88,7 +139,9 @@ pub enum Command {
     /// Manage projects through the API.
     Project(ProjectArgs),
     #[cfg(feature = "sandbox")]
-    /// Start the sandbox, simulate days of syncs, and write every report.
+    /// Start the sandbox, simulate days of syncs, and write every report. Its
+    /// mirror is <DIR>/demo.db (reports/demo.db; --db chooses another), never
+    /// ./orgledger.db: `orgledger --db reports/demo.db status` looks inside.
     Demo(DemoArgs),
     #[cfg(feature = "sandbox")]
     /// Measure sync and report speed against the sandbox.
@@ -111,15 +164,20 @@ pub struct ConnArgs {
     /// it in the process list: prefer ORGLEDGER_API_KEY or --api-key-file.
     #[arg(long, value_name = "KEY", hide_env_values = true)]
     pub api_key: Option<String>,
+    /// Timeout of one request, in seconds [default: 60].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+}
+
+/// How hard a sync may press the service; one API call has no use for them.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PaceArgs {
     /// Requests in flight at most [default: 8].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub concurrency: Option<u16>,
     /// Requests per second at most [default: no cap].
     #[arg(long, value_name = "N")]
     pub rps: Option<f64>,
-    /// Timeout of one request, in seconds [default: 60].
-    #[arg(long, value_name = "SECS")]
-    pub timeout: Option<u64>,
     /// How long to wait for a service that went away (many requests in a row
     /// unanswered) before the sync gives up, in seconds [default: 600].
     #[arg(long, value_name = "SECS")]
@@ -146,6 +204,9 @@ pub struct SyncArgs {
     /// Connection.
     #[command(flatten)]
     pub conn: ConnArgs,
+    /// Pace.
+    #[command(flatten)]
+    pub pace: PaceArgs,
     /// White label admin organization, for white label users, trials and daily metrics.
     #[arg(long, value_name = "ID")]
     pub whitelabel_org: Option<i64>,
@@ -180,6 +241,11 @@ pub struct ReportArgs {
     /// Replace e-mails and person names with stable pseudonyms.
     #[arg(long)]
     pub redact_pii: bool,
+    /// Mode of the files written, for a team that shares the folder: 0640 lets the
+    /// group read them (folders created get search too: 0750) [default: 0600, or
+    /// file_mode in the config file].
+    #[arg(long, value_name = "MODE")]
+    pub file_mode: Option<crate::file_mode::FileMode>,
 }
 
 /// Report output format.
@@ -263,6 +329,11 @@ pub struct ExportArgs {
     /// Every version of every row, with valid_from, valid_to and removed_at.
     #[arg(long)]
     pub history: bool,
+    /// Mode of the files written, for a team that shares the folder: 0640 lets the
+    /// group read them (folders created get search too: 0750) [default: 0600, or
+    /// file_mode in the config file].
+    #[arg(long, value_name = "MODE")]
+    pub file_mode: Option<crate::file_mode::FileMode>,
 }
 
 /// Export file format.
@@ -362,6 +433,11 @@ pub struct ChangesArgs {
     /// Also list changes of every other column (`field.changed`).
     #[arg(long)]
     pub all_fields: bool,
+    /// Mode of the files written, for a team that shares the folder: 0640 lets the
+    /// group read them (folders created get search too: 0750) [default: 0600, or
+    /// file_mode in the config file].
+    #[arg(long, value_name = "MODE")]
+    pub file_mode: Option<crate::file_mode::FileMode>,
 }
 
 fn kind_filter(s: &str) -> Result<crate::report::changes::KindFilter, String> {
@@ -480,7 +556,7 @@ pub struct DemoArgs {
     /// Simulated days (one sync per day).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(0..=400))]
     pub days: u32,
-    /// Report output root.
+    /// Report output root; the demo's mirror is <DIR>/demo.db unless --db is given.
     #[arg(long, value_name = "DIR", default_value = "reports")]
     pub out: PathBuf,
     /// Size of the sandbox world.

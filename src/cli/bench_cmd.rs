@@ -410,6 +410,7 @@ async fn time_reports(
             queries_dir: None,
             redact_pii: false,
             thresholds: Thresholds::default(),
+            file_mode: crate::file_mode::FileMode::PRIVATE,
         };
         let started = Instant::now();
         let outcome = tokio::task::spawn_blocking(move || report::run(&opts)).await??;
@@ -570,6 +571,7 @@ async fn time_export(db: &std::path::Path, out: &std::path::Path) -> Result<Expo
         as_of: None,
         tables: Vec::new(),
         history: false,
+        file_mode: crate::file_mode::FileMode::PRIVATE,
     };
     let mut figures = ExportFigures {
         times: Vec::with_capacity(EXPORT_RUNS),

@@ -6,6 +6,7 @@ use crate::cli::args::{ChangesArgs, QueryFormat};
 use crate::cli::settings::Settings;
 use crate::cli::table::ResultSet;
 use crate::cli::{Exit, UsageError};
+use crate::file_mode::FileMode;
 use crate::mirror;
 use crate::report::changes::{self, Change, Point, Query, When};
 use crate::report::{Format, sql};
@@ -40,7 +41,7 @@ pub fn run(settings: &Settings, args: &ChangesArgs) -> Result<Exit> {
     let rows = changes::read(&conn, &extract, &query)
         .with_context(|| format!("cannot list the changes in {}", settings.db.display()))?;
     match &args.out {
-        Some(dir) => write(dir, &rows, args.format)?,
+        Some(dir) => write(dir, &rows, args.format, settings.file_mode(args.file_mode))?,
         None => print(&rows, args.format)?,
     }
     Ok(Exit::Ok)
@@ -67,8 +68,8 @@ fn point(
 }
 
 /// Writes the files into `dir` and says where, with the row count.
-fn write(dir: &Path, rows: &[Change], format: QueryFormat) -> Result<()> {
-    std::fs::create_dir_all(dir)
+fn write(dir: &Path, rows: &[Change], format: QueryFormat, mode: FileMode) -> Result<()> {
+    mode.create_dir_all(dir)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {}", dir.display(), cause::io(&e)))?;
     let df = changes::frame(rows)?;
     let formats: &[Format] = match format {
@@ -77,7 +78,7 @@ fn write(dir: &Path, rows: &[Change], format: QueryFormat) -> Result<()> {
         QueryFormat::Table => &[Format::Csv, Format::Json],
     };
     for f in formats {
-        let file = crate::report::export::write_report(dir, changes::REPORT, &df, *f)?;
+        let file = crate::report::export::write_report(dir, changes::REPORT, &df, *f, mode)?;
         crate::outln!("{} ({} changes)", file.path.display(), file.rows);
     }
     Ok(())
@@ -92,7 +93,7 @@ fn print(rows: &[Change], format: QueryFormat) -> Result<()> {
         QueryFormat::Table if rows.is_empty() => crate::outln!("no changes in this window"),
         QueryFormat::Table => crate::out!("{}", set.to_table()),
         QueryFormat::Csv => crate::out!("{}", set.to_csv()?),
-        QueryFormat::Json => crate::outln!("{}", serde_json::to_string_pretty(&set.to_json())?),
+        QueryFormat::Json => crate::outln!("{}", set.to_json()?),
     }
     Ok(())
 }

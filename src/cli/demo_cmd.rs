@@ -10,7 +10,8 @@ use crate::api::secret::Secret;
 use crate::cause;
 use crate::cli::Exit;
 use crate::cli::args::DemoArgs;
-use crate::cli::settings::Settings;
+use crate::cli::settings::{Settings, command_line};
+use crate::file_mode::FileMode;
 use crate::report::{self, Format, ReportOptions, Thresholds};
 use crate::sandbox::{self, FaultSpec, SandboxHandle, SandboxOptions};
 use crate::sync::{self, SyncOptions};
@@ -67,7 +68,8 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
     } else {
         settings.db.clone()
     };
-    std::fs::create_dir_all(&args.out)
+    FileMode::PRIVATE
+        .create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     // Each demo is a new world; history from an earlier demo would mix two worlds.
     for path in std::iter::once(db.clone()).chain(crate::mirror::sidecar_paths(&db)) {
@@ -105,6 +107,7 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         queries_dir: None,
         redact_pii: false,
         thresholds: Thresholds::default(),
+        file_mode: FileMode::PRIVATE,
     };
     let outcome = tokio::task::spawn_blocking(move || report::run(&report_opts)).await??;
     crate::outln!("{}", report::summary(&outcome));
@@ -115,5 +118,17 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         db.display(),
         started.elapsed().as_secs_f64()
     );
+    println!("{}", next_steps(&db));
     Ok(Exit::Ok)
+}
+
+/// The demo's last line: the commands that look into its mirror, ready to paste
+/// (`status` alone would read ./orgledger.db, not the demo's).
+fn next_steps(db: &std::path::Path) -> String {
+    let with_db = |rest: &str| command_line([("--db", db)], rest);
+    format!(
+        "look inside: {}   or: {}",
+        with_db("status"),
+        with_db("query \"SELECT name, limit_total_storage FROM organizations LIMIT 5\"")
+    )
 }

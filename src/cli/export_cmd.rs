@@ -27,6 +27,7 @@ pub fn options(settings: &Settings, args: &ExportArgs) -> ExportOptions {
             args.tables.clone()
         },
         history: args.history || cfg.history.unwrap_or(false),
+        file_mode: settings.file_mode(args.file_mode),
     }
 }
 

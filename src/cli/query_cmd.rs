@@ -40,7 +40,7 @@ pub fn run(settings: &Settings, args: &QueryArgs) -> Result<Exit> {
     match args.format {
         QueryFormat::Table => crate::out!("{}", result.to_table()),
         QueryFormat::Csv => crate::out!("{}", result.to_csv()?),
-        QueryFormat::Json => crate::outln!("{}", serde_json::to_string_pretty(&result.to_json())?),
+        QueryFormat::Json => crate::outln!("{}", result.to_json()?),
     }
     Ok(Exit::Ok)
 }

@@ -68,6 +68,7 @@ pub fn options(settings: &Settings, args: &ReportArgs) -> Result<ReportOptions> 
         queries_dir: args.queries.clone().or_else(|| cfg.queries.clone()),
         redact_pii: args.redact_pii || cfg.redact_pii.unwrap_or(false),
         thresholds: Thresholds::default(),
+        file_mode: settings.file_mode(args.file_mode),
     })
 }
 

@@ -4,10 +4,11 @@
 use crate::api::client::{ClientConfig, Credentials};
 use crate::api::secret::Secret;
 use crate::cli::UsageError;
-use crate::cli::args::{Cli, ConnArgs};
+use crate::cli::args::{Cli, ConnArgs, PaceArgs};
 use crate::config::{Config, read_secret_file};
+use crate::file_mode::FileMode;
 use anyhow::Result;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Environment variable with the API key.
@@ -24,6 +25,9 @@ pub struct Settings {
     pub db: PathBuf,
     /// The parsed config file (empty when none was given).
     pub config: Config,
+    /// The `--db` and `--config` this run was given, repeated in the commands it
+    /// suggests so they can be pasted.
+    given: Vec<(&'static str, PathBuf)>,
 }
 
 impl Settings {
@@ -38,7 +42,27 @@ impl Settings {
             .clone()
             .or_else(|| config.db.clone())
             .unwrap_or_else(|| PathBuf::from(DEFAULT_DB));
-        Ok(Settings { db, config })
+        let given = [("--db", &cli.db), ("--config", &cli.config)]
+            .into_iter()
+            .filter_map(|(flag, path)| path.clone().map(|p| (flag, p)))
+            .collect();
+        Ok(Settings { db, config, given })
+    }
+
+    /// `orgledger <rest>` as the user can paste it to run against the same mirror:
+    /// the program as it was started and the `--db`/`--config` it was given.
+    pub fn command_line(&self, rest: &str) -> String {
+        let globals = self
+            .given
+            .iter()
+            .map(|(flag, path)| (*flag, path.as_path()));
+        command_line(globals, rest)
+    }
+
+    /// The mode of report and export files: the flag, else the config
+    /// file's `file_mode`, else owner only.
+    pub fn file_mode(&self, flag: Option<FileMode>) -> FileMode {
+        flag.or(self.config.file_mode).unwrap_or_default()
     }
 
     /// Credentials from flags, environment or config files.
@@ -83,8 +107,8 @@ impl Settings {
         Ok(creds)
     }
 
-    /// The client configuration for a command's connection flags.
-    pub fn client_config(&self, conn: &ConnArgs) -> Result<ClientConfig> {
+    /// The client configuration for a command's connection and pace flags.
+    pub fn client_config(&self, conn: &ConnArgs, pace: &PaceArgs) -> Result<ClientConfig> {
         let base_url = conn
             .base_url
             .clone()
@@ -102,10 +126,10 @@ impl Settings {
             .into());
         }
         let mut cfg = ClientConfig::new(base_url, self.credentials(conn)?);
-        if let Some(n) = conn.concurrency.or(self.config.concurrency) {
+        if let Some(n) = pace.concurrency.or(self.config.concurrency) {
             cfg.concurrency = usize::from(n.max(1));
         }
-        cfg.rps = conn.rps.or(self.config.rps);
+        cfg.rps = pace.rps.or(self.config.rps);
         if let Some(rps) = cfg.rps
             && !(rps.is_finite() && rps > 0.0)
         {
@@ -114,7 +138,7 @@ impl Settings {
         if let Some(secs) = conn.timeout.or(self.config.timeout_secs) {
             cfg.timeout = Duration::from_secs(secs.max(1));
         }
-        if let Some(secs) = conn.outage_limit.or(self.config.outage_limit_secs) {
+        if let Some(secs) = pace.outage_limit.or(self.config.outage_limit_secs) {
             cfg.outage.limit = Duration::from_secs(secs);
         }
         Ok(cfg)
@@ -127,4 +151,52 @@ fn env_secret(name: &str) -> Option<Secret> {
         .map(|v| v.trim().to_string())
         .filter(|v| !v.is_empty())
         .map(Secret::new)
+}
+
+/// `<program> [FLAG PATH]... <rest>`, each path quoted for a POSIX shell. The program
+/// is named as it was started (`target/release/orgledger` under `cargo run`), so
+/// the line works where it is printed.
+pub fn command_line<'a>(
+    globals: impl IntoIterator<Item = (&'static str, &'a Path)>,
+    rest: &str,
+) -> String {
+    let program = std::env::args_os()
+        .next()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "orgledger".to_string());
+    let mut words = vec![shell_word(&program)];
+    for (flag, path) in globals {
+        words.push(flag.to_string());
+        words.push(shell_word(&path.to_string_lossy()));
+    }
+    words.push(rest.to_string());
+    words.join(" ")
+}
+
+/// `text` as one word of a POSIX shell: as is when it is made of characters no
+/// shell treats specially, otherwise single-quoted.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggested_commands_quote_paths_for_the_shell() {
+        assert_eq!(shell_word("reports/demo.db"), "reports/demo.db");
+        assert_eq!(shell_word("my mirror's.db"), "'my mirror'\\''s.db'");
+        let line = command_line([("--db", Path::new("a b.db"))], "status");
+        assert!(line.ends_with(" --db 'a b.db' status"), "{line}");
+    }
 }

@@ -16,8 +16,6 @@ const RUNS_SQL: &str = "SELECT id, status, observed_at, started_at, finished_at,
     rows_unchanged AS unchanged, rows_removed AS removed, errors \
     FROM sync_runs ORDER BY id DESC LIMIT 5";
 
-const RUNS_TITLE: &str = "last runs";
-
 const CLOCKS: &str = "(observed_at and last_change: the service's clock, the time the data is valid from; \
     started_at and finished_at: this machine's clock)";
 
@@ -25,7 +23,8 @@ const ERRORS_SQL: &str = "SELECT run_id, operation, entity, http_status, message
     FROM sync_errors ORDER BY id DESC LIMIT 10";
 
 /// The packed daily series (`mirror::daily_series`): whether reports can read them
-/// or read `daily_metrics` instead.
+/// or read `daily_metrics` instead. Its JSON keys are a stable interface; the
+/// text form says it in a sentence ([`daily_figures`]).
 fn series_sql() -> String {
     format!(
         "SELECT COUNT(*) AS users, COALESCE(SUM(series IS NULL), 0) AS unpacked, \
@@ -51,21 +50,127 @@ fn tables_sql() -> String {
         .join(" UNION ALL ")
 }
 
-fn sections(conn: &Connection) -> Result<Vec<(&'static str, ResultSet)>, mirror::MirrorError> {
+/// How a section reads in the text form.
+enum Text {
+    /// A table; with no rows, the title and this sentence instead. Then a note.
+    Table {
+        empty: &'static str,
+        note: Option<&'static str>,
+    },
+    /// One sentence made from the rows.
+    Sentence(fn(&ResultSet) -> String),
+}
+
+/// One part of the status: its JSON key, its title and text form, its rows.
+struct Section {
+    key: &'static str,
+    title: &'static str,
+    text: Text,
+    rows: ResultSet,
+}
+
+fn sections(conn: &Connection) -> Result<Vec<Section>, mirror::MirrorError> {
+    let table = |empty| Text::Table { empty, note: None };
     Ok(vec![
-        (RUNS_TITLE, table::fetch(conn, RUNS_SQL)?),
-        ("tables", table::fetch(conn, &tables_sql())?),
-        ("packed daily series", table::fetch(conn, &series_sql())?),
-        ("recent errors", table::fetch(conn, ERRORS_SQL)?),
-        (
-            "alert outbox",
-            table::fetch(conn, crate::alerts::outbox::STATUS_SQL)?,
-        ),
-        (
-            "last check and backup",
-            table::fetch(conn, mirror::maintenance::STATUS_SQL)?,
-        ),
+        Section {
+            key: "last_runs",
+            title: "last runs",
+            text: Text::Table {
+                empty: "none yet",
+                note: Some(CLOCKS),
+            },
+            rows: table::fetch(conn, RUNS_SQL)?,
+        },
+        Section {
+            key: "tables",
+            title: "tables",
+            text: table("none"),
+            rows: table::fetch(conn, &tables_sql())?,
+        },
+        Section {
+            key: "packed_daily_series",
+            title: "daily figures",
+            text: Text::Sentence(daily_figures),
+            rows: table::fetch(conn, &series_sql())?,
+        },
+        Section {
+            key: "recent_errors",
+            title: "recent errors",
+            text: table("none"),
+            rows: table::fetch(conn, ERRORS_SQL)?,
+        },
+        Section {
+            key: "alert_outbox",
+            title: "alert outbox",
+            text: table("no events"),
+            rows: table::fetch(conn, crate::alerts::outbox::STATUS_SQL)?,
+        },
+        Section {
+            key: "last_check_and_backup",
+            title: "last check and backup",
+            text: table("none yet"),
+            rows: table::fetch(conn, mirror::maintenance::STATUS_SQL)?,
+        },
     ])
+}
+
+/// Whether the reports' fast copy of the users' daily compute and storage figures
+/// is ready, in words.
+fn daily_figures(rows: &ResultSet) -> String {
+    let int = |column| rows.cell(0, column).and_then(|v| v.as_i64()).unwrap_or(0);
+    let (users, unready) = (int("users"), int("unpacked"));
+    let mb = rows.cell(0, "mb").and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let ready = rows.cell(0, "reports_read_them").and_then(|v| v.as_str()) == Some("yes");
+    match (users, ready) {
+        (0, _) => "none (no white label user's daily metrics are in the mirror)".to_string(),
+        (_, true) => {
+            format!("{users} users' daily compute and storage, ready for reports ({mb:.1} MB)")
+        }
+        (_, false) if unready > 0 => format!(
+            "{unready} of {users} users' figures could not be prepared, so reports read every user's from daily_metrics (slower)"
+        ),
+        (_, false) => format!(
+            "{users} users' figures predate the last sync, so reports read them from daily_metrics (slower) until the next sync prepares them"
+        ),
+    }
+}
+
+fn print_text(db: &std::path::Path, sections: &[Section]) -> Result<()> {
+    crate::outln!("mirror: {}", db.display());
+    for section in sections {
+        match &section.text {
+            Text::Sentence(say) => crate::outln!("\n{}: {}", section.title, say(&section.rows)),
+            Text::Table { empty, .. } if section.rows.rows.is_empty() => {
+                crate::outln!("\n{}: {empty}", section.title);
+            }
+            Text::Table { note, .. } => {
+                crate::outln!("\n{}:", section.title);
+                crate::out!("{}", section.rows.to_table());
+                if let Some(note) = note {
+                    crate::outln!("{note}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The JSON form: `db`, then each section under its key, columns in order.
+struct Json<'a> {
+    db: String,
+    sections: &'a [Section],
+}
+
+impl serde::Serialize for Json<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.sections.len() + 1))?;
+        map.serialize_entry("db", &self.db)?;
+        for section in self.sections {
+            map.serialize_entry(section.key, &section.rows)?;
+        }
+        map.end()
+    }
 }
 
 /// A run is `running` only while a process holds the sync lock: runs left so by
@@ -94,23 +199,13 @@ pub fn run(settings: &Settings, args: &StatusArgs) -> Result<Exit> {
     settle_dead_runs(&conn, &settings.db);
     let sections = sections(&conn)?;
     match args.format {
-        StatusFormat::Table => {
-            crate::outln!("mirror: {}", settings.db.display());
-            for (title, rs) in &sections {
-                crate::outln!("\n{title}:");
-                crate::out!("{}", rs.to_table());
-                if *title == RUNS_TITLE {
-                    crate::outln!("{CLOCKS}");
-                }
-            }
-        }
+        StatusFormat::Table => print_text(&settings.db, &sections)?,
         StatusFormat::Json => {
-            let mut obj = serde_json::Map::new();
-            obj.insert("db".into(), settings.db.display().to_string().into());
-            for (title, rs) in &sections {
-                obj.insert(title.replace(' ', "_"), rs.to_json());
-            }
-            crate::outln!("{}", serde_json::to_string_pretty(&obj)?);
+            let json = Json {
+                db: settings.db.display().to_string(),
+                sections: &sections,
+            };
+            crate::outln!("{}", serde_json::to_string_pretty(&json)?);
         }
     }
     Ok(Exit::Ok)

@@ -12,7 +12,7 @@ use anyhow::Result;
 
 /// Builds the client and sync options from flags, environment and config.
 pub fn prepare(settings: &Settings, args: &SyncArgs) -> Result<(Client, SyncOptions)> {
-    let cfg = settings.client_config(&args.conn)?;
+    let cfg = settings.client_config(&args.conn, &args.pace)?;
     let has_jwt = cfg.credentials.jwt.is_some();
     let client = Client::new(cfg)?;
     if !has_jwt {
@@ -42,7 +42,7 @@ pub async fn run(settings: &Settings, args: &SyncArgs) -> Result<Exit> {
     let shutdown = Shutdown::on_signals()?;
     // The mirror's errors name the file and the cause: a context would only repeat.
     let outcome = sync::run(&client, &opts, Some(shutdown.clone())).await?;
-    let exit = report(&outcome);
+    let exit = report(&outcome, settings);
     match (outcome.status, shutdown.signal()) {
         (RunStatus::Aborted, Some(signal)) => {
             eprintln!(
@@ -56,8 +56,10 @@ pub async fn run(settings: &Settings, args: &SyncArgs) -> Result<Exit> {
     }
 }
 
-/// Prints the outcome (summary on stdout, failures on stderr) and maps it to an exit status.
-pub fn report(outcome: &SyncOutcome) -> Exit {
+/// Prints the outcome (summary on stdout, each failure once on stderr) and maps it
+/// to an exit status. The query that lists the rest names the mirror as `settings`
+/// were given it, so it can be pasted.
+pub fn report(outcome: &SyncOutcome, settings: &Settings) -> Exit {
     const SHOWN: usize = 10;
     // The message names the operation, the URL and the HTTP status already.
     for err in outcome.errors.iter().take(SHOWN) {
@@ -68,10 +70,14 @@ pub fn report(outcome: &SyncOutcome) -> Exit {
     }
     let shown = outcome.errors.len().min(SHOWN) as u64;
     if outcome.totals.errors > shown {
-        eprintln!(
-            "  ... and {} more: orgledger query \"SELECT operation, entity, http_status, message FROM sync_errors WHERE run_id = {}\"",
-            outcome.totals.errors - shown,
+        let query = format!(
+            "query \"SELECT operation, entity, http_status, message FROM sync_errors WHERE run_id = {}\"",
             outcome.run_id
+        );
+        eprintln!(
+            "  ... and {} more: {}",
+            outcome.totals.errors - shown,
+            settings.command_line(&query)
         );
     }
     // The run's status is the answer even when no one reads the summary.

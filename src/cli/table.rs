@@ -1,10 +1,12 @@
 //! Running a SQL statement into a generic result (column names + JSON-like cells)
-//! and printing it as an aligned table, CSV or JSON. Shared by `query` and `status`.
+//! and printing it as an aligned table, CSV or JSON (keys in the statement's column
+//! order). Shared by `query`, `status` and `changes`.
 
 use anyhow::Result;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement};
-use serde_json::{Map, Value};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
 /// A query result.
 #[derive(Debug, Default)]
@@ -50,23 +52,39 @@ fn plain(cell: &Value) -> String {
     }
 }
 
+/// A result serializes as a JSON array of row objects whose keys keep the
+/// statement's column order (a `serde_json::Map` would sort them).
+impl Serialize for ResultSet {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.rows.iter().map(|cells| Row {
+            columns: &self.columns,
+            cells,
+        }))
+    }
+}
+
+/// One row as a JSON object, keys in column order.
+struct Row<'a> {
+    columns: &'a [String],
+    cells: &'a [Value],
+}
+
+impl Serialize for Row<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.columns.iter().zip(self.cells))
+    }
+}
+
 impl ResultSet {
-    /// Rows as JSON objects.
-    pub fn to_json(&self) -> Value {
-        Value::Array(
-            self.rows
-                .iter()
-                .map(|row| {
-                    let obj: Map<String, Value> = self
-                        .columns
-                        .iter()
-                        .cloned()
-                        .zip(row.iter().cloned())
-                        .collect();
-                    Value::Object(obj)
-                })
-                .collect(),
-        )
+    /// Rows as pretty JSON, keys in column order.
+    pub fn to_json(&self) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(self)
+    }
+
+    /// The cell of `column` in row `row`, when both exist.
+    pub fn cell(&self, row: usize, column: &str) -> Option<&Value> {
+        let i = self.columns.iter().position(|c| c == column)?;
+        self.rows.get(row)?.get(i)
     }
 
     /// CSV with a header line.
@@ -120,5 +138,20 @@ impl ResultSet {
             out.push('\n');
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_rows_keep_the_column_order() {
+        let set = ResultSet {
+            columns: vec!["zeta".into(), "alpha".into(), "mid".into()],
+            rows: vec![vec![Value::from(1), Value::from("a"), Value::Null]],
+        };
+        let json = serde_json::to_string(&set).expect("json");
+        assert_eq!(json, r#"[{"zeta":1,"alpha":"a","mid":null}]"#);
     }
 }

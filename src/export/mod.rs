@@ -41,6 +41,8 @@ pub struct ExportOptions {
     pub tables: Vec<String>,
     /// Every version of every row, with `valid_from`, `valid_to` and `removed_at`.
     pub history: bool,
+    /// The mode of the files written and of the folders created for them.
+    pub file_mode: crate::file_mode::FileMode,
 }
 
 /// One file written.
@@ -105,15 +107,17 @@ pub fn run(opts: &ExportOptions) -> Result<ExportOutcome, ExportError> {
     };
     asof::install(&conn, opts.as_of.unwrap_or(LATEST)).map_err(read_err("(as-of views)"))?;
     let run = crate::mirror::runs::latest_before(&conn, &cutoff)?;
-    std::fs::create_dir_all(&opts.out).map_err(|cause| ExportError::Io {
-        path: opts.out.clone(),
-        cause,
-    })?;
+    opts.file_mode
+        .create_dir_all(&opts.out)
+        .map_err(|cause| ExportError::Io {
+            path: opts.out.clone(),
+            cause,
+        })?;
     let mut files = Vec::new();
     let mut tables = Vec::new();
     for spec in specs {
         let plan = TablePlan::new(spec, opts.history);
-        let written = export_table(&conn, &opts.db, &plan, &opts.out)?;
+        let written = export_table(&conn, opts, &plan)?;
         let rows: usize = written.iter().map(|f| f.rows).sum();
         tables.push(serde_json::json!({
             "table": spec.name,
@@ -162,6 +166,7 @@ fn select(names: &[String]) -> Result<Vec<&'static TableSpec>, ExportError> {
 struct TableWriter<'a> {
     plan: &'a TablePlan,
     dir: PathBuf,
+    mode: crate::file_mode::FileMode,
     schema: polars::prelude::Schema,
     chunks: BTreeMap<String, Chunk>,
     parts: BTreeMap<String, Part>,
@@ -207,7 +212,8 @@ impl TableWriter<'_> {
         self.buffered -= chunk.rows();
         let df = chunk.take();
         if !self.parts.contains_key(partition) {
-            let part = Part::create(&self.path(partition), &self.schema).map_err(part_error)?;
+            let part =
+                Part::create(&self.path(partition), &self.schema, self.mode).map_err(part_error)?;
             self.parts.insert(partition.to_string(), part);
         }
         if let Some(part) = self.parts.get_mut(partition) {
@@ -226,7 +232,8 @@ impl TableWriter<'_> {
     fn finish(mut self) -> Result<Vec<Finished>, ExportError> {
         self.flush_all()?;
         if self.parts.is_empty() && self.plan.partition.is_none() {
-            let mut part = Part::create(&self.path(""), &self.schema).map_err(part_error)?;
+            let mut part =
+                Part::create(&self.path(""), &self.schema, self.mode).map_err(part_error)?;
             part.write(&parquet::empty(&self.schema))
                 .map_err(part_error)?;
             self.parts.insert(String::new(), part);
@@ -250,20 +257,20 @@ fn part_error(e: PartError) -> ExportError {
 /// Reads one table and writes its files.
 fn export_table(
     conn: &Connection,
-    db: &Path,
+    opts: &ExportOptions,
     plan: &TablePlan,
-    out: &Path,
 ) -> Result<Vec<Finished>, ExportError> {
     let table = plan.spec.name;
     let read = |cause| ExportError::Read {
-        db: db.to_path_buf(),
+        db: opts.db.clone(),
         table,
         cause,
     };
     let started = std::time::Instant::now();
     let mut writer = TableWriter {
         plan,
-        dir: out.join(table),
+        dir: opts.out.join(table),
+        mode: opts.file_mode,
         schema: plan.schema(),
         chunks: BTreeMap::new(),
         parts: BTreeMap::new(),
@@ -393,7 +400,7 @@ fn write_manifest(
         "tables": tables,
         "files": entries,
     });
-    crate::report::export::write_json_file(&path, &manifest)?;
+    crate::report::export::write_json_file(&path, &manifest, opts.file_mode)?;
     Ok(path)
 }
 

@@ -2,6 +2,7 @@
 //! Every file is an [`AtomicFile`] (temporary name, hashed while written, renamed
 //! into place), the same as the report files.
 
+use crate::file_mode::FileMode;
 use crate::report::export::AtomicFile;
 use polars::prelude::{DataFrame, DataType, IntoColumn, PolarsResult, Schema};
 use polars_io::parquet::write::{
@@ -79,13 +80,13 @@ pub enum PartError {
 }
 
 impl Part {
-    /// Creates `path` (its folder too) for rows of `schema`.
-    pub fn create(path: &Path, schema: &Schema) -> Result<Part, PartError> {
+    /// Creates `path` (its folder too) for rows of `schema`, with `mode`.
+    pub fn create(path: &Path, schema: &Schema, mode: FileMode) -> Result<Part, PartError> {
         let io = |e| PartError::Io(path.to_path_buf(), e);
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
+            mode.create_dir_all(dir).map_err(io)?;
         }
-        let file = Rc::new(RefCell::new(AtomicFile::create(path).map_err(io)?));
+        let file = Rc::new(RefCell::new(AtomicFile::create(path, mode).map_err(io)?));
         let writer = writer(Sink(file.clone()))
             .batched(schema)
             .map_err(|e| PartError::Polars(path.to_path_buf(), e))?;

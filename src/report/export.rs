@@ -9,6 +9,7 @@
 //! whole computation (a power loss may lose the latest run; the manifest's checksums
 //! then tell). The SHA-256 of each file is computed while it is written (no second read).
 
+use crate::file_mode::FileMode;
 use crate::report::error::{ReportError, pl};
 use crate::report::{Format, WrittenFile};
 use polars::prelude::{
@@ -140,10 +141,15 @@ pub(crate) struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Creates the temporary file for `path`.
-    pub(crate) fn create(path: &Path) -> std::io::Result<Self> {
+    /// Creates the temporary file for `path`, with `mode` from the start (the
+    /// rename keeps it).
+    pub(crate) fn create(path: &Path, mode: FileMode) -> std::io::Result<Self> {
         let tmp = temp_name(path);
-        let file = File::create(&tmp)?;
+        let file = mode.open_options().open(&tmp)?;
+        if let Err(e) = mode.apply(&file) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
         Ok(AtomicFile {
             path: path.to_path_buf(),
             tmp,
@@ -208,6 +214,7 @@ impl Drop for AtomicFile {
 /// content, then the file is flushed and renamed. Returns the hex SHA-256 and the size.
 fn write_atomic<E>(
     path: &Path,
+    mode: FileMode,
     body: impl FnOnce(&mut AtomicFile) -> Result<(), E>,
     wrap: impl Fn(E) -> ReportError,
 ) -> Result<(String, u64), ReportError> {
@@ -215,7 +222,7 @@ fn write_atomic<E>(
         path: path.to_path_buf(),
         cause: source,
     };
-    let mut file = AtomicFile::create(path).map_err(io)?;
+    let mut file = AtomicFile::create(path, mode).map_err(io)?;
     body(&mut file).map_err(wrap)?;
     file.commit().map_err(io)
 }
@@ -229,12 +236,13 @@ fn temp_name(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
-/// Writes one report in one format into `dir`.
+/// Writes one report in one format into `dir`, the file with `mode`.
 pub fn write_report(
     dir: &Path,
     report: &str,
     df: &DataFrame,
     format: Format,
+    mode: FileMode,
 ) -> Result<WrittenFile, ReportError> {
     let path = dir.join(format!("{report}.{}", format.extension()));
     let rows = df.height();
@@ -245,6 +253,7 @@ pub fn write_report(
             if format == Format::Csv {
                 write_atomic(
                     &path,
+                    mode,
                     |out| write_csv(out, &prepared.names, &cols, rows),
                     |source| ReportError::Csv {
                         path: path.clone(),
@@ -254,6 +263,7 @@ pub fn write_report(
             } else {
                 write_atomic(
                     &path,
+                    mode,
                     |out| write_json(out, &prepared.names, &cols, rows),
                     |source| ReportError::Json {
                         path: path.clone(),
@@ -264,6 +274,7 @@ pub fn write_report(
         }
         Format::Parquet => write_atomic(
             &path,
+            mode,
             |out| crate::export::parquet::write_frame(out, df),
             |cause| pl(report, "writing Parquet")(cause),
         )?,
@@ -292,9 +303,14 @@ fn per_report_html(path: &Path) -> ReportError {
 }
 
 /// Writes finished bytes through a temporary name; returns the hex SHA-256 and size.
-pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(String, u64), ReportError> {
+pub fn write_bytes(
+    path: &Path,
+    bytes: &[u8],
+    mode: FileMode,
+) -> Result<(String, u64), ReportError> {
     write_atomic(
         path,
+        mode,
         |out| out.write_all(bytes),
         |source| ReportError::Io {
             path: path.to_path_buf(),
@@ -461,9 +477,11 @@ fn write_json<W: Write>(
 pub(crate) fn write_json_file(
     path: &Path,
     value: &serde_json::Value,
+    mode: FileMode,
 ) -> Result<(String, u64), ReportError> {
     write_atomic(
         path,
+        mode,
         |out| {
             serde_json::to_writer_pretty(&mut *out, value)?;
             out.write_all(b"\n").map_err(serde_json::Error::io)
@@ -495,6 +513,7 @@ pub fn write_manifest(
     dir: &Path,
     head: &ManifestHead<'_>,
     files: &[WrittenFile],
+    mode: FileMode,
 ) -> Result<PathBuf, ReportError> {
     use serde_json::json;
     let path = dir.join("manifest.json");
@@ -528,7 +547,7 @@ pub fn write_manifest(
         },
         "files": entries,
     });
-    write_json_file(&path, &manifest)?;
+    write_json_file(&path, &manifest, mode)?;
     Ok(path)
 }
 
@@ -547,8 +566,8 @@ mod tests {
             "huge" => [Some(18_446_744_073_709_551_616.0), Some(-0.0), Some(1e15)],
         )
         .expect("frame");
-        write_report(dir.path(), "big", &df, Format::Csv).expect("csv");
-        write_report(dir.path(), "big", &df, Format::Json).expect("json");
+        write_report(dir.path(), "big", &df, Format::Csv, FileMode::PRIVATE).expect("csv");
+        write_report(dir.path(), "big", &df, Format::Json, FileMode::PRIVATE).expect("json");
         let csv = std::fs::read_to_string(dir.path().join("big.csv")).expect("read csv");
         assert_eq!(
             csv,

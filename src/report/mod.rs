@@ -42,6 +42,7 @@ mod tests;
 pub use error::ReportError;
 pub use summary::summary;
 
+use crate::file_mode::FileMode;
 use crate::mirror::asof;
 use chrono::NaiveDate;
 use frame::Kind;
@@ -144,6 +145,8 @@ pub struct ReportOptions {
     pub redact_pii: bool,
     /// Status thresholds.
     pub thresholds: Thresholds,
+    /// The mode of the files written and of the folders created for them.
+    pub file_mode: FileMode,
 }
 
 impl ReportOptions {
@@ -158,6 +161,7 @@ impl ReportOptions {
             queries_dir: None,
             redact_pii: false,
             thresholds: Thresholds::default(),
+            file_mode: FileMode::PRIVATE,
         }
     }
 }
@@ -300,10 +304,12 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
     let dir = opts
         .out_root
         .join(opts.as_of.format("%Y-%m-%d").to_string());
-    std::fs::create_dir_all(&dir).map_err(|source| ReportError::Io {
-        path: dir.clone(),
-        cause: source,
-    })?;
+    opts.file_mode
+        .create_dir_all(&dir)
+        .map_err(|source| ReportError::Io {
+            path: dir.clone(),
+            cause: source,
+        })?;
 
     let built = build_all(opts, &jobs, &formats, &dir, conn)?;
 
@@ -325,7 +331,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
             thresholds: &opts.thresholds,
         };
         // Built from `frames`, which `build_one` has already pseudonymized.
-        let page = html::write(&dir, &info, &frames, &attention, &files)?;
+        let page = html::write(&dir, &info, &frames, &attention, &files, opts.file_mode)?;
         files.push(page);
     }
     let head = export::ManifestHead {
@@ -335,7 +341,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         redacted_pii: opts.redact_pii,
         thresholds: &opts.thresholds,
     };
-    let manifest = export::write_manifest(&dir, &head, &files)?;
+    let manifest = export::write_manifest(&dir, &head, &files, opts.file_mode)?;
     Ok(ReportOutcome {
         dir,
         as_of: opts.as_of,
@@ -599,7 +605,7 @@ fn build_one(
     if opts.redact_pii {
         df = pii::redact(&job.name, df, job.custom)?;
     }
-    let files = write_formats(dir, &job.name, &df, formats)?;
+    let files = write_formats(dir, &job.name, &df, formats, opts.file_mode)?;
     tracing::debug!(
         report = %job.name,
         rows = df.height(),
@@ -616,18 +622,19 @@ fn write_formats(
     name: &str,
     df: &DataFrame,
     formats: &[Format],
+    mode: FileMode,
 ) -> Result<Vec<WrittenFile>, ReportError> {
     const PARALLEL_ABOVE: usize = 50_000;
     if formats.len() < 2 || df.height() < PARALLEL_ABOVE {
         return formats
             .iter()
-            .map(|f| export::write_report(dir, name, df, *f))
+            .map(|f| export::write_report(dir, name, df, *f, mode))
             .collect();
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = formats
             .iter()
-            .map(|f| scope.spawn(move || export::write_report(dir, name, df, *f)))
+            .map(|f| scope.spawn(move || export::write_report(dir, name, df, *f, mode)))
             .collect();
         handles
             .into_iter()

@@ -1,9 +1,11 @@
 //! `orgledger sync`: discover everything the credentials can see and mirror it.
 //!
-//! Discovery is a crawl: list-organizations → get-organization for each → their
-//! members → get-whitelabel-user for each user (with a white label organization) and
-//! list-user-organizations (with a JWT); list-projects and list-user-projects (with a
-//! JWT) list projects → get-project-info for each.
+//! Discovery is a crawl: list-organizations (and, beside it, get-organization of the
+//! white label organization, so a wrong one ends the run before any user is asked
+//! for) → get-organization for each → their members → get-whitelabel-user for each
+//! user (with a white label organization) and list-user-organizations (with a JWT);
+//! list-projects and list-user-projects (with a JWT) list projects → get-project-info
+//! for each.
 //! Every fetch is a task; follow-ups are spawned as soon as their parent arrives, so
 //! the connection pool stays busy instead of waiting stage by stage. Results go to
 //! one writer thread through a bounded queue, and a second bound (documents fetched
@@ -113,35 +115,35 @@ pub async fn run(
         store_secrets: opts.store_secrets,
         scratch: Some(mirror::raw::Scratch::beside(&opts.db)),
     };
-    let listing = match discover(client, &settings, shutdown.as_mut()).await {
-        Some(Ok(listing)) => listing,
-        Some(Err(failure)) => {
+    let Some(found) = discover(client, &settings, opts.whitelabel_org, shutdown.as_mut()).await
+    else {
+        return end_early(
+            &conn,
+            client,
+            &run,
+            RunStatus::Aborted,
+            Vec::new(),
+            "stopped during discovery (shutdown requested)".into(),
+        );
+    };
+    let listing = match found.listing {
+        Ok(listing) => listing,
+        Err(failure) => {
             let record = error_record(Job::OrganizationList, &failure);
-            runs::record_error(&conn, run_id, &record)?;
             let message = format!("discovery failed: {}", record.message);
-            return end_early(
-                &conn,
-                client,
-                &run,
-                RunStatus::Failed,
-                vec![record],
-                message,
-            );
-        }
-        None => {
-            return end_early(
-                &conn,
-                client,
-                &run,
-                RunStatus::Aborted,
-                Vec::new(),
-                "stopped during discovery (shutdown requested)".into(),
-            );
+            return fail_early(&conn, client, &run, record, message);
         }
     };
+    if let Some(record) = found.whitelabel.as_ref().and_then(wrong_whitelabel) {
+        let message = record.message.clone();
+        return fail_early(&conn, client, &run, record, message);
+    }
     let writer = start_writer(conn, client, run_id, &listing)?;
-    let (crawl, aborted) =
-        crawl_and_write(client, opts, settings, &writer, listing, shutdown).await;
+    let found = Found {
+        listing,
+        whitelabel: found.whitelabel,
+    };
+    let (crawl, aborted) = crawl_and_write(client, opts, settings, &writer, found, shutdown).await;
     finish(client, opts, &run, writer, crawl, aborted).await
 }
 
@@ -211,25 +213,65 @@ impl TrafficMark {
     }
 }
 
-/// Lists the organizations, unless `shutdown` comes first (`None`).
+/// What discovery fetched: the organization list and, with a white label
+/// organization, that organization's own document. `L` is the list's outcome:
+/// a `Result` until discovery is known to have succeeded.
+struct Discovered<L> {
+    listing: L,
+    whitelabel: Option<(i64, Result<Done, Failure>)>,
+}
+
+/// Discovery that succeeded: what the crawl starts from.
+type Found = Discovered<Done>;
+
+/// Lists the organizations and, beside that, fetches the white label organization
+/// (a wrong `--whitelabel-org` is then known before any user is asked for),
+/// unless `shutdown` comes first (`None`).
 async fn discover(
     client: &Client,
     settings: &jobs::Settings,
+    whitelabel_org: Option<i64>,
     shutdown: Option<&mut Shutdown>,
-) -> Option<Result<Done, Failure>> {
-    let discovery = jobs::run(
-        client.clone(),
-        Job::OrganizationList,
-        settings.clone(),
-        None,
-    );
+) -> Option<Discovered<Result<Done, Failure>>> {
+    let fetch = |job| jobs::run(client.clone(), job, settings.clone(), None);
+    let whitelabel = async {
+        match whitelabel_org {
+            Some(org) => Some((org, fetch(Job::Organization(org)).await)),
+            None => None,
+        }
+    };
+    let both = async {
+        let (listing, whitelabel) = tokio::join!(fetch(Job::OrganizationList), whitelabel);
+        Discovered {
+            listing,
+            whitelabel,
+        }
+    };
     match shutdown {
         Some(stop) => tokio::select! {
-            listing = discovery => Some(listing),
+            found = both => Some(found),
             _ = stop.recv() => None,
         },
-        None => Some(discovery.await),
+        None => Some(both.await),
     }
+}
+
+/// The one error of a run whose white label organization the service does not
+/// know or does not show these credentials (404, 403): every white label user
+/// would fail the same way, so the run stops before asking for them.
+fn wrong_whitelabel((org, fetched): &(i64, Result<Done, Failure>)) -> Option<SyncErrorRecord> {
+    let failure = fetched.as_ref().err()?;
+    if !matches!(failure.error.http_status(), Some(403 | 404)) {
+        return None;
+    }
+    let mut record = error_record(Job::Organization(*org), failure);
+    // The message names the organization; a line per entity would say it twice.
+    record.entity = None;
+    record.message = format!(
+        "--whitelabel-org {org}: {}; nothing was synced: give the id of the white label's admin organization, or leave the option out to sync without white label users",
+        failure.error
+    );
+    Some(record)
 }
 
 /// Ends a run that never got past discovery: nothing was written.
@@ -250,6 +292,18 @@ fn end_early(
     };
     runs::finish(conn, run.run_id, status, &totals, Some(&message))?;
     Ok(run.outcome(status, totals, errors))
+}
+
+/// Ends a run that failed before the crawl began, with its one error.
+fn fail_early(
+    conn: &rusqlite::Connection,
+    client: &Client,
+    run: &RunStart,
+    record: SyncErrorRecord,
+    message: String,
+) -> Result<SyncOutcome, MirrorError> {
+    runs::record_error(conn, run.run_id, &record)?;
+    end_early(conn, client, run, RunStatus::Failed, vec![record], message)
 }
 
 /// The writer connection's page cache, in KiB.
@@ -287,9 +341,20 @@ async fn crawl_and_write(
     opts: &SyncOptions,
     settings: jobs::Settings,
     writer: &Writer,
-    listing: Done,
+    found: Found,
     shutdown: Option<Shutdown>,
 ) -> (Crawl, bool) {
+    let Found {
+        mut listing,
+        whitelabel,
+    } = found;
+    // The white label organization was fetched during discovery: the crawl takes
+    // that document instead of asking again, when the list names it (one it does
+    // not name is not mirrored, as before).
+    let whitelabel = whitelabel.filter(|(org, _)| listing.follow.organizations.contains(org));
+    if let Some((org, _)) = &whitelabel {
+        listing.follow.organizations.retain(|o| o != org);
+    }
     let mut crawl = Crawl::new(
         client.clone(),
         opts,
@@ -309,6 +374,11 @@ async fn crawl_and_write(
         crawl
             .handle(Job::OrganizationList, Pass::First, Ok(listing))
             .await;
+        if let Some((org, fetched)) = whitelabel {
+            crawl
+                .handle(Job::Organization(org), Pass::First, fetched)
+                .await;
+        }
         let aborted = crawl.drive(shutdown).await;
         (crawl, aborted)
     })
@@ -671,14 +741,10 @@ impl Crawl {
 
     fn record(&mut self, record: SyncErrorRecord) {
         let entity = record.entity.as_deref().unwrap_or("-");
-        // All failures are in `sync_errors`; only the first few are warnings, so a
-        // broken white label does not print one line per user.
-        // The message names the operation, the URL and the HTTP status already.
-        if self.error_count < 10 {
-            tracing::warn!(entity, "{}", record.message);
-        } else {
-            tracing::debug!(entity, "{}", record.message);
-        }
+        // All failures are in `sync_errors`, and whoever reads the outcome shows
+        // the first ones (the `sync` command's failure lines, the daemon's log):
+        // a warning here too would print each of them twice.
+        tracing::debug!(entity, "{}", record.message);
         self.error_count += 1;
         if self.errors.len() < ERRORS_KEPT {
             self.errors.push(record);

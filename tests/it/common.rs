@@ -292,16 +292,8 @@ impl Trap {
 /// The binary on the mirror `db`, with a clean environment: no credentials, no URL,
 /// no config.
 pub fn orgledger(db: &std::path::Path) -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"));
-    cmd.arg("--db")
-        .arg(db)
-        .env_remove("ORGLEDGER_JWT")
-        .env_remove("ORGLEDGER_API_KEY")
-        .env_remove("ORGLEDGER_BASE_URL")
-        .env_remove("ORGLEDGER_CONFIG")
-        .env_remove("ORGLEDGER_DB")
-        .env_remove("RUST_LOG")
-        .env_remove("NO_COLOR");
+    let mut cmd = bin();
+    cmd.arg("--db").arg(db).env_remove("NO_COLOR");
     cmd
 }
 
@@ -348,4 +340,40 @@ fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// `cmd` with no settings from outside: no credentials, URL, mirror or config in
+/// its environment.
+pub fn clean(mut cmd: std::process::Command) -> std::process::Command {
+    for var in [
+        "ORGLEDGER_JWT",
+        "ORGLEDGER_API_KEY",
+        "ORGLEDGER_BASE_URL",
+        "ORGLEDGER_CONFIG",
+        "ORGLEDGER_DB",
+        "RUST_LOG",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// The binary, [`clean`].
+pub fn bin() -> std::process::Command {
+    clean(std::process::Command::new(env!("CARGO_BIN_EXE_orgledger")))
+}
+
+/// Runs `cmd` and returns (exit code, stdout, stderr).
+pub fn outputs(cmd: &mut std::process::Command) -> (Option<i32>, String, String) {
+    let out = cmd.output().expect("orgledger runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A path as the UTF-8 text a command line takes.
+pub fn arg(path: &std::path::Path) -> &str {
+    path.to_str().expect("utf-8 path")
 }

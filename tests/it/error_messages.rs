@@ -6,18 +6,8 @@ use std::process::Command;
 
 /// The binary with a clean environment: no credentials, URL or config from outside.
 fn orgledger(db: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_orgledger"));
+    let mut cmd = crate::common::bin();
     cmd.args(["--db", db.to_str().expect("utf-8 path")]);
-    for var in [
-        "ORGLEDGER_JWT",
-        "ORGLEDGER_API_KEY",
-        "ORGLEDGER_BASE_URL",
-        "ORGLEDGER_CONFIG",
-        "ORGLEDGER_DB",
-        "RUST_LOG",
-    ] {
-        cmd.env_remove(var);
-    }
     cmd
 }
 

@@ -44,6 +44,7 @@ fn options(db: &Path, out: &Path) -> ExportOptions {
         as_of: None,
         tables: Vec::new(),
         history: false,
+        file_mode: orgledger::file_mode::FileMode::PRIVATE,
     }
 }
 

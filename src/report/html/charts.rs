@@ -2,7 +2,9 @@
 //! legends are plotters'), then given a `<title>`, a `<desc>` and `role="img"` so a
 //! screen reader has a text alternative.
 
-use super::data::{Trend, TrendSeries, Trials, Usage, day_label, trial_label};
+use super::data::{
+    TRIAL_NAME, Trend, TrendSeries, Trials, USAGE_NAME, Usage, WHOLE, day_label, trial_label,
+};
 use crate::report::ReportError;
 use crate::report::status::Status;
 use maud::html;
@@ -10,6 +12,7 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::collections::BTreeMap;
 
 type Drawn = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
@@ -295,11 +298,12 @@ pub fn usage(u: &Usage, warning_pct: f64, exceeded_pct: f64) -> Result<String, R
     };
     let height = legend.height() + 80 + 24 * n.max(1) as u32;
     let rows = Rows { n };
-    svg("chart-usage", (WIDTH, height), title, &desc, |root| {
+    let labels: Vec<String> = u.bars.iter().map(|b| b.label(USAGE_NAME)).collect();
+    let tips = Tooltips::new(&labels, u.bars.iter().map(|b| b.label(WHOLE)));
+    let drawn = svg("chart-usage", (WIDTH, height), title, &desc, |root| {
         root.fill(&WHITE)?;
         let (top, body) = root.split_vertically(legend.height());
         legend.draw(&top)?;
-        let labels: Vec<String> = u.bars.iter().map(|b| b.label()).collect();
         let mut chart = ChartBuilder::on(&body)
             .margin(12)
             // Room for the last x label, centred on the axis' end.
@@ -333,7 +337,59 @@ pub fn usage(u: &Usage, warning_pct: f64, exceeded_pct: f64) -> Result<String, R
         }
         root.present()?;
         Ok(())
-    })
+    })?;
+    Ok(tips.apply(drawn))
+}
+
+/// The whole text of the axis labels that were cut to fit, shown as their tooltip
+/// (an SVG `<title>` inside the label's `<text>`). A cut text that stands for two
+/// different whole ones gets none rather than a wrong one.
+struct Tooltips(BTreeMap<String, Option<String>>);
+
+impl Tooltips {
+    fn new(cut: &[String], whole: impl Iterator<Item = String>) -> Self {
+        let mut tips: BTreeMap<String, Option<String>> = BTreeMap::new();
+        for (short, full) in cut.iter().zip(whole).filter(|(s, f)| *s != f) {
+            let entry = tips
+                .entry(short.clone())
+                .or_insert_with(|| Some(full.clone()));
+            if entry.as_deref() != Some(full.as_str()) {
+                *entry = None;
+            }
+        }
+        Tooltips(tips)
+    }
+
+    /// `svg` with the tooltips added to the labels plotters drew (`>\nTEXT\n</text>`,
+    /// the text escaped as plotters escapes it).
+    fn apply(&self, svg: String) -> String {
+        self.0
+            .iter()
+            .filter_map(|(short, full)| Some((short, full.as_ref()?)))
+            .fold(svg, |svg, (short, full)| {
+                let short = xml_text(short);
+                svg.replace(
+                    &format!(">\n{short}\n</text>"),
+                    &format!(">\n<title>{}</title>{short}\n</text>", xml_text(full)),
+                )
+            })
+    }
+}
+
+/// Text escaped for XML as plotters' SVG backend escapes it.
+fn xml_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// How many users of a trend chart get a colour of their own; the others are grey.
@@ -526,11 +582,12 @@ pub fn trials(t: &Trials, today: i64) -> Result<String, ReportError> {
     };
     let height = legend.height() + 80 + 24 * n.max(1) as u32;
     let rows = Rows { n };
-    svg("chart-trials", (WIDTH, height), title, &desc, |root| {
+    let labels: Vec<String> = t.bars.iter().map(|b| trial_label(b, TRIAL_NAME)).collect();
+    let tips = Tooltips::new(&labels, t.bars.iter().map(|b| trial_label(b, WHOLE)));
+    let drawn = svg("chart-trials", (WIDTH, height), title, &desc, |root| {
         root.fill(&WHITE)?;
         let (top, body) = root.split_vertically(legend.height());
         legend.draw(&top)?;
-        let labels: Vec<String> = t.bars.iter().map(trial_label).collect();
         let mut chart = ChartBuilder::on(&body)
             .margin(12)
             // Room for the last x label, centred on the axis' end.
@@ -563,7 +620,8 @@ pub fn trials(t: &Trials, today: i64) -> Result<String, ReportError> {
         ))?;
         root.present()?;
         Ok(())
-    })
+    })?;
+    Ok(tips.apply(drawn))
 }
 
 /// A round upper bound for an axis (1 without data): the first of a fine set of round
@@ -613,5 +671,30 @@ mod tests {
         assert!(s.starts_with("<svg role=\"img\" aria-labelledby=\"c-title c-desc\""));
         assert!(s.contains("<title id=\"c-title\">A &amp; B</title>"));
         assert!(s.contains("<rect/>"));
+    }
+
+    #[test]
+    fn cut_labels_get_their_whole_text_as_a_tooltip() {
+        let cut = vec![
+            "Smith & Jo… · storage".to_string(),
+            "Same… · users".to_string(),
+            "Same… · users".to_string(),
+            "Short · users".to_string(),
+        ];
+        let whole = [
+            "Smith & Jones Vision · storage",
+            "Same name one · users",
+            "Same name two · users",
+            "Short · users",
+        ];
+        let tips = Tooltips::new(&cut, whole.iter().map(|w| w.to_string()));
+        let svg = "<text x=\"1\">\nSmith &amp; Jo… · storage\n</text><text>\nSame… · users\n</text><text>\nShort · users\n</text>";
+        let with = tips.apply(svg.to_string());
+        assert!(with.contains(">\n<title>Smith &amp; Jones Vision · storage</title>Smith &amp; Jo… · storage\n</text>"), "{with}");
+        assert_eq!(
+            with.matches("<title>").count(),
+            1,
+            "an ambiguous or whole label gets none: {with}"
+        );
     }
 }

@@ -34,11 +34,19 @@ pub struct UsageBar {
     pub pct: f64,
 }
 
+/// How many characters of an organization's name a usage bar's label shows.
+pub const USAGE_NAME: usize = 30;
+/// How many characters of a user's and an organization's name a trial's label shows.
+pub const TRIAL_NAME: usize = 22;
+/// A label with every name whole (the tooltip of a cut one).
+pub const WHOLE: usize = usize::MAX;
+
 impl UsageBar {
-    pub fn label(&self) -> String {
+    /// The label with the organization's name cut to `max` characters.
+    pub fn label(&self, max: usize) -> String {
         format!(
             "{} · {}",
-            shorten(&self.row.org_name, 30),
+            shorten(&self.row.org_name, max),
             metric_label(&self.row.metric)
         )
     }
@@ -201,13 +209,13 @@ pub fn trends(df: &DataFrame) -> Vec<Trend> {
     .collect()
 }
 
-/// A trial's bar on the timeline, and the CSV dates its ends come from.
-pub fn trial_label(t: &Trial) -> String {
+/// A trial's bar on the timeline, names cut to `max` characters.
+pub fn trial_label(t: &Trial, max: usize) -> String {
     format!(
         "#{} {} ({})",
         opt_int(t.trial_id),
-        shorten(&t.user, 22),
-        shorten(&t.org, 22)
+        shorten(&t.user, max),
+        shorten(&t.org, max)
     )
 }
 

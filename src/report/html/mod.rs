@@ -103,10 +103,11 @@ pub fn write(
     frames: &BTreeMap<String, DataFrame>,
     attention: &Attention,
     files: &[WrittenFile],
+    mode: crate::file_mode::FileMode,
 ) -> Result<WrittenFile, ReportError> {
     let (text, rows) = render(info, frames, attention, files)?;
     let path = dir.join(FILE);
-    let (sha256, bytes) = write_bytes(&path, text.as_bytes())?;
+    let (sha256, bytes) = write_bytes(&path, text.as_bytes(), mode)?;
     Ok(WrittenFile {
         report: "index".to_string(),
         format: Format::Html,

@@ -176,7 +176,7 @@ fn cards(p: &Parts<'_>) -> Markup {
             @if p.actions.incomplete {
                 li data-count="incomplete" data-value=(c.incomplete) {
                     strong { (c.incomplete) }
-                    "rows with incomplete figures (see their `missing` column)"
+                    "rows with incomplete figures (see their " code { "missing" } " column)"
                 } "\n"
             }
         } "\n"
@@ -304,7 +304,7 @@ fn trials(p: &Parts<'_>) -> Option<Section> {
         .map(|b| {
             let (from, to) = b.span.unwrap_or_default();
             vec![
-                data::trial_label(b),
+                data::trial_label(b, data::TRIAL_NAME),
                 b.status.clone(),
                 data::day_label(from),
                 data::day_label(to),
