@@ -20,7 +20,7 @@ pub fn run(settings: &Settings, args: &BackupArgs) -> Result<Exit> {
         }
         None => backup_into_dir(settings)?,
     };
-    println!(
+    crate::outln!(
         "{}: verified copy of {} (schema version {}, {} tables, {} rows)",
         copied.path.display(),
         db.display(),
@@ -48,7 +48,7 @@ fn backup_into_dir(settings: &Settings) -> Result<Copied> {
         )
     })?;
     for path in removed {
-        println!("{}: removed (beyond keep)", path.display());
+        crate::outln!("{}: removed (beyond keep)", path.display());
     }
     Ok(copied)
 }

@@ -24,10 +24,10 @@ pub fn run(settings: &Settings, _args: &CheckArgs) -> Result<Exit> {
     drop(conn);
     maintenance::note(&settings.db, maintenance::Kind::Check, &outcome, None);
     for line in &report.findings {
-        println!("{line}");
+        crate::outln!("{line}");
     }
     if report.findings.is_empty() {
-        println!(
+        crate::outln!(
             "{}: sound (integrity and foreign keys ok; {} current rows hashed, {} history rows in order)",
             settings.db.display(),
             report.rows_hashed,

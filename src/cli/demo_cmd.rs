@@ -118,7 +118,7 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         db.display(),
         started.elapsed().as_secs_f64()
     );
-    println!("{}", next_steps(&db));
+    crate::outln!("{}", next_steps(&db));
     Ok(Exit::Ok)
 }
 

@@ -14,7 +14,7 @@ pub fn run(settings: &Settings, args: &RestoreArgs) -> Result<Exit> {
     let _lock = lock::acquire(db)?;
     let (copied, kept) = backup::restore(&args.file, db)
         .with_context(|| format!("cannot restore {} as {}", args.file.display(), db.display()))?;
-    println!(
+    crate::outln!(
         "{}: restored from {} (schema version {}, {} rows)",
         db.display(),
         args.file.display(),
@@ -22,7 +22,7 @@ pub fn run(settings: &Settings, args: &RestoreArgs) -> Result<Exit> {
         copied.rows
     );
     if let Some(kept) = kept {
-        println!("the replaced mirror is kept as {}", kept.display());
+        crate::outln!("the replaced mirror is kept as {}", kept.display());
     }
     Ok(Exit::Ok)
 }
