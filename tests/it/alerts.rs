@@ -59,15 +59,8 @@ impl Receiver {
         let app = Router::new()
             .route("/hook", axum::routing::post(receive))
             .with_state(inbox.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
         Receiver {
-            url: format!("http://{addr}/hook"),
+            url: serve(app).await,
             inbox,
         }
     }
@@ -627,6 +620,11 @@ async fn redirector(to: String) -> String {
             )
         }),
     );
+    serve(app).await
+}
+
+/// Serves `app` on a free loopback port; returns the URL of its `/hook`.
+async fn serve(app: Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -6,7 +6,7 @@ use crate::digest;
 use orgledger::mirror::runs::RunStatus;
 use orgledger::sync;
 use orgledger_sandbox::{FaultSpec, Profile};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const FAULTS: &str = "5xx=0.1,429=0.05,slow=0.02,malformed=0.02,truncated=0.02,envelope=0.01";
@@ -90,20 +90,7 @@ async fn kill_9_at_random_moments_never_corrupts_and_the_next_sync_completes() {
     let sb = common::sandbox(Profile::Small).await;
     let (_dir, db) = common::scratch();
     let sync_cmd = || {
-        Command::new(env!("CARGO_BIN_EXE_orgledger"))
-            .args([
-                "-q",
-                "--db",
-                db.to_str().expect("utf-8"),
-                "sync",
-                "--no-progress",
-            ])
-            .args([
-                "--whitelabel-org",
-                &sb.info.whitelabel_organization_id.to_string(),
-            ])
-            .env("ORGLEDGER_BASE_URL", &sb.info.url)
-            .env("ORGLEDGER_JWT", &sb.info.jwt)
+        common::sync_command(&sb, &db)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

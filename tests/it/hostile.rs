@@ -37,6 +37,16 @@ fn assert_no_credential(sb: &SandboxHandle, text: &str) {
     );
 }
 
+/// The sync stored what it could and exited 3.
+fn assert_partial(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(PARTIAL),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn output(cmd: &mut Command) -> Output {
     cmd.output().expect("orgledger runs")
 }
@@ -131,12 +141,7 @@ async fn a_document_refused_on_purpose_gets_five_attempts_and_no_second_pass() {
     let started = Instant::now();
     let out = output(&mut common::sync_command(&sb, &db));
     let took = started.elapsed();
-    assert_eq!(
-        out.status.code(),
-        Some(PARTIAL),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_partial(&out);
     let errors = project_info_errors(&db);
     assert_eq!(errors.len(), 1, "{errors:?}");
     let (entity, attempts, message) = &errors[0];
@@ -205,12 +210,7 @@ async fn bodies_that_never_end_are_cut_at_the_limit_and_memory_stays_bounded() {
         std::thread::sleep(Duration::from_millis(5));
     }
     let out = child.wait_with_output().expect("sync ends");
-    assert_eq!(
-        out.status.code(),
-        Some(PARTIAL),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_partial(&out);
     let errors = project_info_errors(&db);
     assert_eq!(errors.len(), ids.len(), "one error per project");
     for (entity, attempts, message) in &errors {
