@@ -1,5 +1,5 @@
 //! Every project attributed, developer profiles identified by the data, limits from
-//! every source (issue 15 points 4–6), over HTTP against a `tiny` sandbox world with
+//! every source, over HTTP against a `tiny` sandbox world with
 //! the default hard cases (ids and descriptions in `orgledger_sandbox::hard_cases`).
 
 use crate::common;

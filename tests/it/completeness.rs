@@ -1,4 +1,4 @@
-//! Every figure complete or flagged (issue 15 point 1), over HTTP against the shaped
+//! Every figure complete or flagged, over HTTP against the shaped
 //! world of `numbers.rs`: organization `org` has three projects using 7,000,000 ms
 //! (soft-deleted), 1,000,000 ms and 2,500,000 ms of compute. Here its compute limit
 //! is 10,000 s, so the full sum (10,500 s) is over it.
