@@ -43,22 +43,17 @@ pub const STATUS_SQL: &str = "SELECT k.kind, m.at AS last_run, COALESCE(m.outcom
     LEFT JOIN maintenance_runs AS m \
     ON m.id = (SELECT MAX(id) FROM maintenance_runs WHERE kind = k.kind)";
 
-/// [`record`] into the mirror at `db`, on a connection of its own, while no sync
-/// runs: the sync's writer upgrades read transactions to writes, and another
-/// connection's write in between would fail its transaction. Returns whether it was
-/// recorded: not while a sync holds the lock, nor in a mirror of an older schema
-/// (no `maintenance_runs` yet), which is left as it is.
+/// [`record`] into the mirror at `db`, on a connection of its own. A sync running
+/// meanwhile waits for this one small write (its transactions take the write lock
+/// when they begin), and this write waits for the sync's transaction in turn.
+/// Returns whether it was recorded: not in a mirror of an older schema (no
+/// `maintenance_runs` yet), which is left as it is.
 fn record_in(
     db: &std::path::Path,
     kind: Kind,
     outcome: &str,
     detail: Option<&str>,
 ) -> Result<bool, MirrorError> {
-    let _lock = match crate::mirror::lock::acquire(db) {
-        Ok(lock) => lock,
-        Err(MirrorError::Busy(_)) => return Ok(false),
-        Err(e) => return Err(e),
-    };
     let conn = Connection::open_with_flags(
         db,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -78,9 +73,9 @@ pub fn note(db: &std::path::Path, kind: Kind, outcome: &str, detail: Option<&str
     let what = kind.as_str();
     match record_in(db, kind, outcome, detail) {
         Ok(true) => {}
-        Ok(false) => tracing::info!(
-            "not noted for `status` (a sync is running, or the mirror is of an older schema): {what}"
-        ),
+        Ok(false) => {
+            tracing::info!("not noted for `status` (the mirror is of an older schema): {what}")
+        }
         Err(e) => {
             tracing::warn!(error = %e, "the mirror could not note for `status` that this ran: {what}")
         }
