@@ -18,9 +18,9 @@ use std::path::Path;
 /// Runs the command.
 pub fn run(settings: &Settings, args: &ChangesArgs) -> Result<Exit> {
     let conn = mirror::open_ro(&settings.db)?;
-    let since = point(&conn, settings, args.since, "--since")?;
+    let since = point(&conn, settings, args.since, End::Since)?;
     let until = match args.until {
-        Some(when) => point(&conn, settings, when, "--until")?,
+        Some(when) => point(&conn, settings, when, End::Until)?,
         None => Point::time(chrono::Utc::now()),
     };
     if since > until {
@@ -51,20 +51,32 @@ pub fn run(settings: &Settings, args: &ChangesArgs) -> Result<Exit> {
 /// command applies (not before the first sync, not in the future). A `--since`
 /// before the first sync is the exception: a window never reaches before the
 /// mirror's start, so it reads from there and says something true.
-fn point(
-    conn: &rusqlite::Connection,
-    settings: &Settings,
-    when: When,
-    flag: &str,
-) -> Result<Point> {
+fn point(conn: &rusqlite::Connection, settings: &Settings, when: When, end: End) -> Result<Point> {
+    let flag = end.flag();
     if let Some(day) = when.day() {
         let today = chrono::Utc::now().date_naive();
         match coverage::check(conn, &settings.db, day, today) {
-            Err(ReportError::BeforeFirstSync { .. }) if flag == "--since" => {}
-            checked => checked.context(flag.to_string())?,
+            Err(ReportError::BeforeFirstSync { .. }) if end == End::Since => {}
+            checked => checked.context(flag)?,
         }
     }
-    when.resolve(conn).context(flag.to_string())
+    when.resolve(conn).context(flag)
+}
+
+/// Which end of the window a point is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Since,
+    Until,
+}
+
+impl End {
+    fn flag(self) -> &'static str {
+        match self {
+            End::Since => "--since",
+            End::Until => "--until",
+        }
+    }
 }
 
 /// Writes the files into `dir` and says where, with the row count.
