@@ -55,12 +55,15 @@
 
 pub mod alerts;
 pub mod api;
+pub(crate) mod calendar;
 pub(crate) mod cause;
 pub mod cli;
 pub(crate) mod config;
 pub mod export;
 pub mod file_mode;
+pub(crate) mod frame_values;
 pub mod mirror;
+pub(crate) mod output;
 pub mod report;
 #[cfg(any(feature = "sandbox", test))]
 pub use orgledger_sandbox as sandbox;

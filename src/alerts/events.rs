@@ -3,9 +3,9 @@
 //! and from `sync_runs`. Whether an observation is a new crossing is `state`'s job.
 
 use crate::alerts::{Kind, Rules};
+use crate::calendar::{day_of, parse_day};
+use crate::frame_values::{bools, floats, ints, strs};
 use crate::report::attention::{EXHAUSTION_HORIZON_YEARS, exhaustion_within_horizon};
-use crate::report::cols::{bools, floats, ints, strs};
-use crate::report::dates::{day_of, parse_day};
 use crate::report::units::metric_label;
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;

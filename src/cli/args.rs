@@ -603,5 +603,5 @@ pub enum BenchTarget {
 
 /// A `--as-of` day.
 fn calendar_day(text: &str) -> Result<chrono::NaiveDate, String> {
-    crate::report::dates::parse_calendar_day(text)
+    crate::calendar::parse_calendar_day(text)
 }

@@ -8,9 +8,9 @@ use crate::cli::table::ResultSet;
 use crate::cli::{Exit, UsageError};
 use crate::file_mode::FileMode;
 use crate::mirror;
+use crate::mirror::coverage::{self, CoverageError};
 use crate::report::changes::{self, Change, Point, Query, When};
 use crate::report::{Format, sql};
-use crate::report::{ReportError, coverage};
 use anyhow::{Context, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -56,7 +56,7 @@ fn point(conn: &rusqlite::Connection, settings: &Settings, when: When, end: End)
     if let Some(day) = when.day() {
         let today = chrono::Utc::now().date_naive();
         match coverage::check(conn, &settings.db, day, today) {
-            Err(ReportError::BeforeFirstSync { .. }) if end == End::Since => {}
+            Err(CoverageError::BeforeFirstSync { .. }) if end == End::Since => {}
             checked => checked.context(flag)?,
         }
     }
@@ -90,7 +90,7 @@ fn write(dir: &Path, rows: &[Change], format: QueryFormat, mode: FileMode) -> Re
         QueryFormat::Table => &[Format::Csv, Format::Json],
     };
     for f in formats {
-        let file = crate::report::export::write_report(dir, changes::REPORT, &df, *f, mode)?;
+        let file = crate::report::write::write_report(dir, changes::REPORT, &df, *f, mode)?;
         crate::outln!("{} ({} changes)", file.path.display(), file.rows);
     }
     Ok(())

@@ -7,8 +7,8 @@ use crate::cli::args::{QueryArgs, QueryFormat};
 use crate::cli::settings::Settings;
 use crate::cli::table;
 use crate::cli::{Exit, UsageError};
+use crate::mirror::coverage;
 use crate::mirror::{self, guard::GuardError, guard::ReadOnlyGuard};
-use crate::report::coverage;
 use anyhow::{Result, anyhow};
 
 /// Runs the command.

@@ -4,9 +4,9 @@
 //! that does not fit its declared type is an error naming table, column and value
 //! rather than a silent null.
 
+use crate::calendar::parse_day_bytes;
 use crate::export::ExportError;
 use crate::mirror::spec::{Column, Ty};
-use crate::report::dates::parse_day_bytes;
 use polars::prelude::{
     BooleanChunkedBuilder, ChunkedBuilder, DataFrame, Float64Type, Int64Type, IntoColumn,
     IntoSeries, PrimitiveChunkedBuilder, StringChunkedBuilder, TimeUnit, TimeZone,

@@ -9,10 +9,9 @@ pub enum ExportError {
     /// The mirror could not be opened (missing, outdated, unreadable).
     #[error(transparent)]
     Mirror(#[from] crate::mirror::MirrorError),
-    /// The as-of date is outside what the mirror can answer for, or the manifest
-    /// could not be written (the report layer's checks and writer, shared).
+    /// The as-of date is one the mirror cannot answer for.
     #[error(transparent)]
-    Report(#[from] crate::report::ReportError),
+    Coverage(#[from] crate::mirror::coverage::CoverageError),
     /// A table name that is not a mirror table.
     #[error("unknown table {name:?}; valid tables: {valid}")]
     UnknownTable {

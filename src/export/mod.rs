@@ -14,16 +14,15 @@
 mod chunk;
 mod columns;
 mod error;
-pub(crate) mod parquet;
 
 pub use error::ExportError;
 
 use crate::mirror::asof;
 use crate::mirror::spec::{TABLES, TableSpec};
+use crate::output::parquet::{self, Finished, Part, PartError};
 use chrono::NaiveDate;
 use chunk::{Chunk, RowError};
 use columns::TablePlan;
-use parquet::{Finished, Part, PartError};
 use rusqlite::Connection;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -98,7 +97,7 @@ pub fn run(opts: &ExportOptions) -> Result<ExportOutcome, ExportError> {
     let specs = select(&opts.tables)?;
     let conn = crate::mirror::open_ro(&opts.db)?;
     if let Some(day) = opts.as_of {
-        crate::report::coverage::check(&conn, &opts.db, day, chrono::Utc::now().date_naive())?;
+        crate::mirror::coverage::check(&conn, &opts.db, day, chrono::Utc::now().date_naive())?;
     }
     let cutoff = asof::cutoff(opts.as_of.unwrap_or(LATEST));
     let read_err = |table| {
@@ -400,7 +399,12 @@ fn write_manifest(
         "tables": tables,
         "files": entries,
     });
-    crate::report::export::write_json_file(&path, &manifest, opts.file_mode)?;
+    crate::output::write_json(&path, &manifest, opts.file_mode).map_err(|cause| {
+        ExportError::Io {
+            path: path.clone(),
+            cause,
+        }
+    })?;
     Ok(path)
 }
 

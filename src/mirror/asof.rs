@@ -96,7 +96,7 @@ mod tests {
     use super::*;
 
     use crate::mirror::spec::ORGANIZATIONS;
-    use crate::report::testkit::{TestMirror, i, t};
+    use crate::mirror::testkit::{TestMirror, i, t};
 
     fn name_as_of(conn: &Connection, day: NaiveDate) -> Option<String> {
         install(conn, day).expect("views");

@@ -8,6 +8,7 @@
 pub(crate) mod asof;
 pub mod backup;
 pub mod check;
+pub mod coverage;
 pub(crate) mod daily_series;
 pub mod error;
 pub(crate) mod guard;
@@ -21,6 +22,8 @@ pub mod runs;
 pub mod schema;
 pub mod spec;
 pub mod table;
+#[cfg(test)]
+pub(crate) mod testkit;
 
 pub use error::MirrorError;
 

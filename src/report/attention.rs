@@ -4,8 +4,8 @@
 //! and its action tables all read this one list, so they agree with each other and
 //! with the rows of the CSV files that carry those statuses.
 
-use crate::report::cols::{bools, floats, ints, strs};
-use crate::report::dates::{day_of, parse_day};
+use crate::calendar::{day_of, parse_day};
+use crate::frame_values::{bools, floats, ints, strs};
 use crate::report::status::Status;
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;

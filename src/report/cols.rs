@@ -1,7 +1,7 @@
 //! Column helpers shared by the report jobs: the date conversions polars cannot do in
 //! this build (no date type), done once per column in Rust.
 
-use crate::report::dates::{day_text, parse_day};
+use crate::calendar::{day_text, parse_day};
 use crate::report::error::{ReportError, pl};
 use polars::prelude::*;
 
@@ -106,40 +106,5 @@ pub fn round_scaled(x: f64, scale: f64) -> f64 {
         (x * scale).round() / scale
     } else {
         x
-    }
-}
-
-/// A string column's values (all unknown when the column is missing or not text), for
-/// the readers of finished frames (summary, HTML page).
-pub fn strs<'a>(df: &'a DataFrame, name: &str) -> Vec<Option<&'a str>> {
-    match df.column(name).ok().and_then(|c| c.str().ok()) {
-        Some(ca) => ca.iter().collect(),
-        None => vec![None; df.height()],
-    }
-}
-
-/// A column's values as integers (all unknown when missing or not numeric).
-pub fn ints(df: &DataFrame, name: &str) -> Vec<Option<i64>> {
-    df.column(name)
-        .ok()
-        .and_then(|c| c.cast(&DataType::Int64).ok())
-        .and_then(|c| c.i64().ok().map(|ca| ca.iter().collect()))
-        .unwrap_or_else(|| vec![None; df.height()])
-}
-
-/// A column's values as floats (all unknown when missing or not numeric).
-pub fn floats(df: &DataFrame, name: &str) -> Vec<Option<f64>> {
-    df.column(name)
-        .ok()
-        .and_then(|c| c.cast(&DataType::Float64).ok())
-        .and_then(|c| c.f64().ok().map(|ca| ca.iter().collect()))
-        .unwrap_or_else(|| vec![None; df.height()])
-}
-
-/// A boolean column's values (all unknown when missing or not boolean).
-pub fn bools(df: &DataFrame, name: &str) -> Vec<Option<bool>> {
-    match df.column(name).ok().and_then(|c| c.bool().ok()) {
-        Some(ca) => ca.iter().collect(),
-        None => vec![None; df.height()],
     }
 }

@@ -5,9 +5,9 @@
 //! no report's formulas know about it. Statuses are computed on what is known: the
 //! figure of an incomplete row is a lower bound, so `exceeded` stays certain.
 
-use crate::report::cols::{ints, strs};
+use crate::calendar::{day_of, parse_day};
+use crate::frame_values::{ints, strs};
 use crate::report::compute_trends::DaysRead;
-use crate::report::dates::{day_of, parse_day};
 use crate::report::error::{ReportError, SqlSite, pl};
 use chrono::NaiveDate;
 use polars::prelude::*;

@@ -2,8 +2,9 @@
 //! organization's entitlement limit, a status, the daily rate of change and the
 //! projected date the limit will be reached.
 
-use crate::report::cols::{add_day_texts, floats, null_of, project, round_columns, strs};
-use crate::report::dates::{date_of, day_of, parse_day};
+use crate::calendar::{date_of, day_of, parse_day};
+use crate::frame_values::{floats, strs};
+use crate::report::cols::{add_day_texts, null_of, project, round_columns};
 use crate::report::error::{ReportError, SqlSite, pl};
 use crate::report::frame::Kind;
 use crate::report::status::judge;

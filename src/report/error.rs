@@ -59,41 +59,9 @@ pub enum ReportError {
     /// the one reported.
     #[error("stopped: the completeness of the mirror could not be read")]
     Stopped,
-    /// The mirror has no finished sync run: there is nothing to report.
-    #[error("the mirror {db} has no finished sync run yet; run `orgledger sync` first")]
-    NoSync {
-        /// The mirror file.
-        db: PathBuf,
-    },
-    /// The as-of date is before the first finished sync: the mirror knows nothing
-    /// of that day (a report would show zeros that look like "all clear").
-    #[error(
-        "no data as of {as_of}: the mirror {db} holds data from {first} on (its first finished sync); \
-         choose an as-of date on or after {first}"
-    )]
-    BeforeFirstSync {
-        /// The mirror file.
-        db: PathBuf,
-        /// The as-of date asked for.
-        as_of: chrono::NaiveDate,
-        /// The day of the first finished sync.
-        first: chrono::NaiveDate,
-    },
-    /// The as-of date is after today and after the last day the mirror observed.
-    #[error(
-        "the as-of date {as_of} is in the future: today is {today} (UTC) and the mirror {db} \
-         was last synced on {last}; a report shows a day that has passed or is under way"
-    )]
-    FutureAsOf {
-        /// The mirror file.
-        db: PathBuf,
-        /// The as-of date asked for.
-        as_of: chrono::NaiveDate,
-        /// Today's date (UTC).
-        today: chrono::NaiveDate,
-        /// The day of the last finished sync.
-        last: chrono::NaiveDate,
-    },
+    /// The as-of date is one the mirror cannot answer for.
+    #[error(transparent)]
+    Coverage(#[from] crate::mirror::coverage::CoverageError),
     /// A report name that is neither built in nor a custom SQL file.
     #[error("unknown report {name:?}; valid reports: {valid}")]
     UnknownReport {

@@ -8,7 +8,7 @@
 //! a wider type widens the column (integer → real → text) rather than failing, because
 //! SQLite columns are dynamically typed.
 
-use crate::report::dates::parse_day_bytes;
+use crate::calendar::parse_day_bytes;
 use crate::report::error::{ReportError, SqlSite};
 use crate::report::sql::Extract;
 use polars::prelude::{

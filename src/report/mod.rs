@@ -15,10 +15,7 @@ pub(crate) mod attention;
 pub mod changes;
 pub(crate) mod cols;
 pub(crate) mod completeness;
-pub(crate) mod coverage;
-pub(crate) mod dates;
 pub mod error;
-pub(crate) mod export;
 pub(crate) mod frame;
 pub(crate) mod html;
 pub(crate) mod packed;
@@ -27,6 +24,7 @@ pub(crate) mod sql;
 pub(crate) mod status;
 pub(crate) mod summary;
 pub(crate) mod units;
+pub(crate) mod write;
 
 mod compute_trends;
 mod entitlements;
@@ -293,7 +291,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
     let (formats, with_html) = output_formats(&opts.formats);
 
     let conn = open(&opts.db, opts.as_of)?;
-    coverage::check(&conn, &opts.db, opts.as_of, chrono::Utc::now().date_naive())?;
+    crate::mirror::coverage::check(&conn, &opts.db, opts.as_of, chrono::Utc::now().date_naive())?;
     let cutoff = asof::cutoff(opts.as_of);
     let run =
         crate::mirror::runs::latest_before(&conn, &cutoff).map_err(|source| ReportError::Runs {
@@ -334,14 +332,14 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         let page = html::write(&dir, &info, &frames, &attention, &files, opts.file_mode)?;
         files.push(page);
     }
-    let head = export::ManifestHead {
+    let head = write::ManifestHead {
         as_of: opts.as_of,
         cutoff: &cutoff,
         run: run.clone(),
         redacted_pii: opts.redact_pii,
         thresholds: &opts.thresholds,
     };
-    let manifest = export::write_manifest(&dir, &head, &files, opts.file_mode)?;
+    let manifest = write::write_manifest(&dir, &head, &files, opts.file_mode)?;
     Ok(ReportOutcome {
         dir,
         as_of: opts.as_of,
@@ -360,7 +358,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
 pub(crate) fn frames(opts: &ReportOptions) -> Result<BTreeMap<String, DataFrame>, ReportError> {
     let jobs = plan(opts, queries_dir(opts).as_deref())?;
     let conn = open(&opts.db, opts.as_of)?;
-    coverage::check(&conn, &opts.db, opts.as_of, chrono::Utc::now().date_naive())?;
+    crate::mirror::coverage::check(&conn, &opts.db, opts.as_of, chrono::Utc::now().date_naive())?;
     let built = build_all(opts, &jobs, &[], Path::new(""), conn)?;
     Ok(built.into_iter().map(|(name, df, _)| (name, df)).collect())
 }
@@ -574,7 +572,7 @@ fn build_one(
         conn,
         db: &opts.db,
         as_of: opts.as_of,
-        today: dates::day_of(opts.as_of),
+        today: crate::calendar::day_of(opts.as_of),
         thresholds: &opts.thresholds,
         extract: &job.extract,
     };
@@ -628,13 +626,13 @@ fn write_formats(
     if formats.len() < 2 || df.height() < PARALLEL_ABOVE {
         return formats
             .iter()
-            .map(|f| export::write_report(dir, name, df, *f, mode))
+            .map(|f| write::write_report(dir, name, df, *f, mode))
             .collect();
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = formats
             .iter()
-            .map(|f| scope.spawn(move || export::write_report(dir, name, df, *f, mode)))
+            .map(|f| scope.spawn(move || write::write_report(dir, name, df, *f, mode)))
             .collect();
         handles
             .into_iter()

@@ -2,8 +2,9 @@
 //! ones included: its compute budget period, time used and left, the share of the
 //! budget used, a flag at the threshold (80 % by default) and its deletion date.
 
+use crate::frame_values::floats;
 use crate::report::Ctx;
-use crate::report::cols::{floats, project};
+use crate::report::cols::project;
 use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
 use crate::report::status::flag;

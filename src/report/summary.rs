@@ -2,10 +2,10 @@
 //! (limits, trials, projects; the same list and counts as the HTML page, see
 //! [`crate::report::attention`]) and the top compute users of the last 30 days.
 
+use crate::calendar::day_of;
+use crate::frame_values::{floats, ints, strs};
 use crate::report::ReportOutcome;
 use crate::report::attention::{Attention, exhaustion_text};
-use crate::report::cols::{floats, ints, strs};
-use crate::report::dates::day_of;
 use crate::report::units::metric_label;
 use polars::prelude::DataFrame;
 use std::fmt::Write;

@@ -1,150 +1,26 @@
-//! Test mirrors: real SQLite files in a temporary folder, written through the
-//! mirror's own versioned upsert (`TableSql`), with hand-chosen values.
+//! Reports over test mirrors ([`crate::mirror::testkit`]), and reading their frames'
+//! cells.
 
-use crate::mirror::runs::{self, RunStatus, RunTotals};
-use crate::mirror::spec::TableSpec;
-use crate::mirror::table::{Row, RunStamp, TableSql};
-use rusqlite::Connection;
-use rusqlite::types::Value;
-use std::path::PathBuf;
+pub use crate::mirror::testkit::*;
+use polars::prelude::{AnyValue, DataFrame};
 
-pub fn i(n: i64) -> Value {
-    Value::Integer(n)
-}
-
-pub fn r(f: f64) -> Value {
-    Value::Real(f)
-}
-
-pub fn t(s: &str) -> Value {
-    Value::Text(s.to_string())
-}
-
-/// A full row of `spec` from `(column, value)` pairs; other columns are NULL.
-pub fn row(spec: &TableSpec, values: &[(&str, Value)]) -> Vec<Value> {
-    let mut out = vec![Value::Null; spec.width()];
-    for (name, value) in values {
-        let idx = spec
-            .index_of(name)
-            .unwrap_or_else(|| panic!("{}.{name} is not a column", spec.name));
-        out[idx] = value.clone();
-    }
-    out
-}
-
-pub struct TestMirror {
-    pub dir: tempfile::TempDir,
-    pub path: PathBuf,
-    conn: Option<Connection>,
-}
-
-/// The writes of one sync run.
-pub struct Run<'a> {
-    tx: &'a rusqlite::Transaction<'a>,
-    stamp: RunStamp,
-}
-
-impl Run<'_> {
-    /// Upserts one row of a root table.
-    pub fn put(&self, spec: &'static TableSpec, values: &[(&str, Value)]) {
-        TableSql::new(spec)
-            .upsert(self.tx, &self.stamp, Row::new(row(spec, values)))
-            .expect("upsert");
-    }
-
-    /// Replaces the rows of one scope (the children of one parent document).
-    pub fn scope(&self, spec: &'static TableSpec, scope: &[Value], rows: &[&[(&str, Value)]]) {
-        let rows = rows.iter().map(|v| Row::new(row(spec, v))).collect();
-        TableSql::new(spec)
-            .replace_scope(self.tx, &self.stamp, scope, rows)
-            .expect("replace_scope");
-    }
-
-    /// [`Run::scope`] for rows built as vectors.
-    pub fn scope_rows(
-        &self,
-        spec: &'static TableSpec,
-        scope: &[Value],
-        rows: &[Vec<(&str, Value)>],
-    ) {
-        let rows: Vec<&[(&str, Value)]> = rows.iter().map(Vec::as_slice).collect();
-        self.scope(spec, scope, &rows);
-    }
-
-    /// Marks every live row of a root table not in `keep` removed.
-    pub fn remove_unseen(&self, spec: &'static TableSpec, keep: &[&[Value]]) {
-        let seen = keep
-            .iter()
-            .map(|k| crate::mirror::table::key_text(k))
-            .collect();
-        TableSql::new(spec)
-            .remove_unseen(self.tx, &self.stamp, &seen)
-            .expect("remove_unseen");
-    }
-}
-
-impl TestMirror {
-    pub fn new() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("mirror.db");
-        let conn = crate::mirror::open_rw(&path).expect("open_rw");
-        TestMirror {
-            dir,
-            path,
-            conn: Some(conn),
-        }
-    }
-
-    /// The writing connection, reopened when a report closed it (a later sync run).
-    fn conn(&mut self) -> &mut Connection {
-        let path = &self.path;
-        self.conn
-            .get_or_insert_with(|| crate::mirror::open_rw(path).expect("reopen the mirror"))
-    }
-
-    /// Closes the writing connection (as a finished sync does) before reports read.
-    pub fn close(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            conn.close().expect("close");
-        }
-    }
-
+/// Reports built over a [`TestMirror`].
+pub trait Reports {
     /// Builds reports as of `as_of` (closing the writer first).
-    pub fn report(&mut self, as_of: &str, names: &[&str]) -> crate::report::ReportOutcome {
+    fn report(&mut self, as_of: &str, names: &[&str]) -> crate::report::ReportOutcome;
+    /// Report options writing into this mirror's folder.
+    fn options(&self, as_of: &str, names: &[&str]) -> crate::report::ReportOptions;
+}
+
+impl Reports for TestMirror {
+    /// Builds reports as of `as_of` (closing the writer first).
+    fn report(&mut self, as_of: &str, names: &[&str]) -> crate::report::ReportOutcome {
         self.close();
         crate::report::run(&self.options(as_of, names)).expect("report run")
     }
 
-    /// One succeeded sync run observed at `observed_at`; `f` writes its rows.
-    pub fn run(&mut self, observed_at: &str, f: impl FnOnce(&Run<'_>)) -> i64 {
-        let conn = self.conn();
-        let run_id = runs::begin(conn, "test").expect("begin");
-        runs::set_observed(conn, run_id, observed_at).expect("observed");
-        {
-            let tx = conn.transaction().expect("tx");
-            let run = Run {
-                tx: &tx,
-                stamp: RunStamp {
-                    run_id,
-                    observed_at: observed_at.to_string(),
-                },
-            };
-            f(&run);
-            tx.commit().expect("commit");
-        }
-        runs::finish(
-            conn,
-            run_id,
-            RunStatus::Succeeded,
-            &RunTotals::default(),
-            None,
-        )
-        .expect("finish");
-        run_id
-    }
-
     /// Report options writing into this mirror's folder.
-    pub fn options(&self, as_of: &str, names: &[&str]) -> crate::report::ReportOptions {
+    fn options(&self, as_of: &str, names: &[&str]) -> crate::report::ReportOptions {
         let date = chrono::NaiveDate::parse_from_str(as_of, "%Y-%m-%d").expect("date");
         let mut opts = crate::report::ReportOptions::new(&self.path, date);
         opts.names = names.iter().map(|s| s.to_string()).collect();
@@ -153,8 +29,6 @@ impl TestMirror {
         opts
     }
 }
-
-use polars::prelude::{AnyValue, DataFrame};
 
 /// A cell as text ("" for null), for matching rows.
 pub fn text_of(df: &DataFrame, row: usize, column: &str) -> String {

@@ -131,7 +131,10 @@ fn report_as_of_a_past_date_reads_history() {
     m.close();
     let opts = m.options("2025-03-09", &["project_compute"]);
     match run(&opts) {
-        Err(ReportError::BeforeFirstSync { first, .. }) => {
+        Err(ReportError::Coverage(crate::mirror::coverage::CoverageError::BeforeFirstSync {
+            first,
+            ..
+        })) => {
             assert_eq!(first.to_string(), "2025-03-10");
         }
         other => panic!("expected BeforeFirstSync, got {other:?}"),

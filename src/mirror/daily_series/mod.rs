@@ -19,8 +19,8 @@
 
 mod codec;
 
+use crate::calendar::parse_day_bytes;
 use crate::mirror::spec::DAILY_METRICS;
-use crate::report::dates::parse_day_bytes;
 use rusqlite::types::{Value as Sql, ValueRef};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -493,7 +493,7 @@ mod tests {
     }
 
     fn day(user: i64, day: &str, cpu: i64) -> Vec<(&'static str, Sql)> {
-        use crate::report::testkit::{i, t};
+        use crate::mirror::testkit::{i, t};
         vec![
             ("user_id", i(user)),
             ("day", t(day)),
@@ -505,7 +505,7 @@ mod tests {
 
     #[test]
     fn the_writer_keeps_a_users_series_equal_to_their_daily_metrics() {
-        use crate::report::testkit::{TestMirror, i};
+        use crate::mirror::testkit::{TestMirror, i};
         let mut m = TestMirror::new();
         m.run("2026-03-02T06:00:00.000Z", |w| {
             w.scope_rows(
@@ -537,7 +537,7 @@ mod tests {
 
     #[test]
     fn after_a_sync_by_an_earlier_build_readers_use_the_rows_until_the_next_sync_rebuilds() {
-        use crate::report::testkit::{TestMirror, i};
+        use crate::mirror::testkit::{TestMirror, i};
         let mut m = TestMirror::new();
         m.run("2026-03-02T06:00:00.000Z", |w| {
             w.scope_rows(&DAILY_METRICS, &[i(7)], &[day(7, "2026-03-02", 5)]);
@@ -564,7 +564,7 @@ mod tests {
 
     #[test]
     fn filling_packs_the_days_a_mirror_already_holds() {
-        use crate::report::testkit::{TestMirror, i};
+        use crate::mirror::testkit::{TestMirror, i};
         let mut m = TestMirror::new();
         m.run("2026-03-02T06:00:00.000Z", |w| {
             w.scope_rows(

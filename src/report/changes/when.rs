@@ -37,8 +37,8 @@ impl std::str::FromStr for When {
                     format!("`{s}`: a run is `run:N` with N a sync run id (see `orgledger status`)")
                 });
         }
-        if crate::report::dates::looks_like_day(s) {
-            return crate::report::dates::parse_calendar_day(s).map(When::Day);
+        if crate::calendar::looks_like_day(s) {
+            return crate::calendar::parse_calendar_day(s).map(When::Day);
         }
         DateTime::parse_from_rfc3339(s)
             .map(|t| When::At(t.with_timezone(&Utc)))

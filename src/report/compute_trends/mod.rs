@@ -30,8 +30,8 @@ mod series;
 mod tests;
 mod windows;
 
+use crate::calendar::months_back;
 use crate::report::Ctx;
-use crate::report::dates::months_back;
 use crate::report::error::{ReportError, pl, unpanicked};
 use crate::report::frame::Kind;
 use polars::prelude::*;

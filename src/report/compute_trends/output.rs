@@ -9,8 +9,8 @@
 
 use super::windows::{Periods, Rows};
 use super::{COLUMNS, Entity, Names, PERIODS};
+use crate::calendar::day_text;
 use crate::report::cols::round_scaled;
-use crate::report::dates::day_text;
 use crate::report::frame::Nums;
 use polars::prelude::*;
 

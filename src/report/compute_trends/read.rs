@@ -5,8 +5,8 @@
 //! for the `daily` section, else from the section's rows (each range a search of the
 //! primary key).
 
+use crate::calendar::day_text;
 use crate::mirror::daily_series::{COMPUTE, CPU, GPU};
-use crate::report::dates::day_text;
 use crate::report::error::{ReportError, SqlSite};
 use crate::report::frame::{self, Kind};
 use crate::report::{Ctx, packed};

@@ -1,8 +1,8 @@
 //! Hand-computed expectations for compute_trends.
 
 use super::series::{Calendar, UserDays, WhitelabelDays};
+use crate::calendar::parse_day;
 use crate::mirror::spec::*;
-use crate::report::dates::parse_day;
 use crate::report::testkit::*;
 use polars::prelude::*;
 use rusqlite::types::Value;

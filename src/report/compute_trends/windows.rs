@@ -4,7 +4,7 @@
 //! no frame of the whole history is ever built.
 
 use super::Entity;
-use crate::report::dates::{month_start, months_back, week_start};
+use crate::calendar::{month_start, months_back, week_start};
 use crate::report::frame::Nums;
 
 /// One day of a series: CPU, GPU and compute seconds (`None`: unknown).

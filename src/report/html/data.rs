@@ -3,9 +3,9 @@
 //! data tables are both drawn from these structs, so what a chart plots is exactly
 //! what its table (and the CSV) says.
 
+use crate::calendar::day_text;
+use crate::frame_values::{floats, ints, strs};
 use crate::report::attention::{Attention, Limit, Trial, entitlement_rows, exhaustion_text};
-use crate::report::cols::{floats, ints, strs};
-use crate::report::dates::day_text;
 use crate::report::units::{human, metric_label};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;

@@ -10,7 +10,7 @@ mod data;
 mod page;
 
 use crate::report::attention::Attention;
-use crate::report::export::write_bytes;
+use crate::report::write::write_bytes;
 use crate::report::{Format, ReportError, Thresholds, WrittenFile};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
@@ -38,7 +38,7 @@ pub fn render(
     attention: &Attention,
     files: &[WrittenFile],
 ) -> Result<(String, usize), ReportError> {
-    let today = crate::report::dates::day_of(info.as_of);
+    let today = crate::calendar::day_of(info.as_of);
     let t = info.thresholds;
     let usage = match frames.get("entitlements") {
         Some(df) => {

@@ -1,61 +1,18 @@
 //! Writing reports: `<name>.csv`, `<name>.json` (an array of row objects with typed
-//! values) and `manifest.json` (the HTML page is `html.rs`; it writes through
-//! [`write_bytes`]).
-//!
-//! Every file is written to a temporary name in the same folder and renamed into
-//! place, so a crash of the process never leaves a half-written report under its real
-//! name. Files are not fsynced: reports are derived data that can be rebuilt from the
-//! mirror at any time, and syncing the ~100 MB of a large run costs more than the
-//! whole computation (a power loss may lose the latest run; the manifest's checksums
-//! then tell). The SHA-256 of each file is computed while it is written (no second read).
+//! values), `<name>.parquet` and `manifest.json` (the HTML page is `html/`; it writes
+//! through [`write_bytes`]). Every file goes through [`crate::output::AtomicFile`]:
+//! whole or not at all, hashed while written.
 
 use crate::file_mode::FileMode;
+use crate::output::AtomicFile;
 use crate::report::error::{ReportError, pl};
 use crate::report::{Format, WrittenFile};
 use polars::prelude::{
     BooleanType, ChunkedArray, DataFrame, DataType, Float64Type, Int64Type, PolarsDataType,
     StaticArray, StringType,
 };
-use sha2::{Digest, Sha256};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// A writer that hashes and counts what passes through it.
-pub struct HashingWriter<W: Write> {
-    inner: W,
-    hasher: Sha256,
-    bytes: u64,
-}
-
-impl<W: Write> HashingWriter<W> {
-    /// Wraps a writer.
-    pub fn new(inner: W) -> Self {
-        HashingWriter {
-            inner,
-            hasher: Sha256::new(),
-            bytes: 0,
-        }
-    }
-
-    /// The inner writer, the hex SHA-256 and the byte count.
-    pub fn finish(self) -> (W, String, u64) {
-        (self.inner, hex::encode(self.hasher.finalize()), self.bytes)
-    }
-}
-
-impl<W: Write> Write for HashingWriter<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        self.bytes += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
 
 /// One column's values, in the form the writers need: the arrow array of a prepared
 /// (single-chunk) column, read cell by cell, so writing copies no column. The array,
@@ -131,85 +88,6 @@ fn single<T: PolarsDataType>(column: &ChunkedArray<T>) -> Option<&T::Array> {
     column.downcast_get(0)
 }
 
-/// A file written under a temporary name next to its real one (`.name.tmp-<pid>`),
-/// hashed and counted as it is written, and renamed into place by
-/// [`AtomicFile::commit`]. Dropped without a commit, the temporary file is removed.
-pub(crate) struct AtomicFile {
-    path: PathBuf,
-    tmp: PathBuf,
-    out: Option<BufWriter<HashingWriter<File>>>,
-}
-
-impl AtomicFile {
-    /// Creates the temporary file for `path`, with `mode` from the start (the
-    /// rename keeps it).
-    pub(crate) fn create(path: &Path, mode: FileMode) -> std::io::Result<Self> {
-        let tmp = temp_name(path);
-        let file = mode.open_options().open(&tmp)?;
-        if let Err(e) = mode.apply(&file) {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-        Ok(AtomicFile {
-            path: path.to_path_buf(),
-            tmp,
-            out: Some(BufWriter::with_capacity(
-                256 * 1024,
-                HashingWriter::new(file),
-            )),
-        })
-    }
-
-    /// Flushes the content and renames the file into place; returns the hex SHA-256
-    /// and the size.
-    pub(crate) fn commit(mut self) -> std::io::Result<(String, u64)> {
-        let Some(out) = self.out.take() else {
-            return Err(std::io::Error::other("the file was already committed"));
-        };
-        let committed = out
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .and_then(|hashing| {
-                let (_file, sha, bytes) = hashing.finish();
-                std::fs::rename(&self.tmp, &self.path)?;
-                Ok((sha, bytes))
-            });
-        if committed.is_err() {
-            self.discard();
-        }
-        committed
-    }
-
-    fn discard(&self) {
-        // Best effort: the error being reported matters more than the leftover.
-        let _ = std::fs::remove_file(&self.tmp);
-    }
-}
-
-impl Write for AtomicFile {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match &mut self.out {
-            Some(out) => out.write(buf),
-            None => Err(std::io::Error::other("the file was already committed")),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match &mut self.out {
-            Some(out) => out.flush(),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if self.out.is_some() {
-            self.discard();
-        }
-    }
-}
-
 /// Writes a file through a temporary name ([`AtomicFile`]): `body` writes the
 /// content, then the file is flushed and renamed. Returns the hex SHA-256 and the size.
 fn write_atomic<E>(
@@ -225,15 +103,6 @@ fn write_atomic<E>(
     let mut file = AtomicFile::create(path, mode).map_err(io)?;
     body(&mut file).map_err(wrap)?;
     file.commit().map_err(io)
-}
-
-/// `.name.tmp-<pid>` next to `path`.
-fn temp_name(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
 /// Writes one report in one format into `dir`, the file with `mode`.
@@ -275,7 +144,7 @@ pub fn write_report(
         Format::Parquet => write_atomic(
             &path,
             mode,
-            |out| crate::export::parquet::write_frame(out, df),
+            |out| crate::output::parquet::write_frame(out, df),
             |cause| pl(report, "writing Parquet")(cause),
         )?,
         Format::Html => return Err(per_report_html(&path)),
@@ -308,15 +177,10 @@ pub fn write_bytes(
     bytes: &[u8],
     mode: FileMode,
 ) -> Result<(String, u64), ReportError> {
-    write_atomic(
-        path,
-        mode,
-        |out| out.write_all(bytes),
-        |source| ReportError::Io {
-            path: path.to_path_buf(),
-            cause: source,
-        },
-    )
+    crate::output::write_bytes(path, bytes, mode).map_err(|source| ReportError::Io {
+        path: path.to_path_buf(),
+        cause: source,
+    })
 }
 
 fn write_csv<W: Write>(
@@ -472,27 +336,6 @@ fn write_json<W: Write>(
     Ok(())
 }
 
-/// Writes `value` as indented JSON and a newline through a temporary name (the
-/// manifests of reports and of `export`).
-pub(crate) fn write_json_file(
-    path: &Path,
-    value: &serde_json::Value,
-    mode: FileMode,
-) -> Result<(String, u64), ReportError> {
-    write_atomic(
-        path,
-        mode,
-        |out| {
-            serde_json::to_writer_pretty(&mut *out, value)?;
-            out.write_all(b"\n").map_err(serde_json::Error::io)
-        },
-        |source| ReportError::Json {
-            path: path.to_path_buf(),
-            cause: source,
-        },
-    )
-}
-
 /// What `manifest.json` records besides the files.
 pub struct ManifestHead<'a> {
     /// The as-of date.
@@ -547,7 +390,10 @@ pub fn write_manifest(
         },
         "files": entries,
     });
-    write_json_file(&path, &manifest, mode)?;
+    crate::output::write_json(&path, &manifest, mode).map_err(|source| ReportError::Io {
+        path: path.clone(),
+        cause: source,
+    })?;
     Ok(path)
 }
 

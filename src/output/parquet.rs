@@ -3,7 +3,7 @@
 //! into place), the same as the report files.
 
 use crate::file_mode::FileMode;
-use crate::report::export::AtomicFile;
+use crate::output::AtomicFile;
 use polars::prelude::{DataFrame, DataType, IntoColumn, PolarsResult, Schema};
 use polars_io::parquet::write::{
     BatchedWriter, ParquetCompression, ParquetWriter, StatisticsOptions,
