@@ -1,21 +1,11 @@
 -- compute_trends: compute time per user, per white label and per organization.
--- The report's job fills calendar gaps, computes the rolling 7- and 30-day sums over
--- the whole history, the ISO-week and calendar-month totals and the change against
--- the previous period, then keeps the last 30 days, 13 weeks and 12 months.
+-- The report's job reads the users' days from daily_metrics itself
+-- (src/report/daily.rs; a day's compute time is defined in
+-- src/report/compute_trends/read.rs), fills calendar gaps, computes the rolling 7-
+-- and 30-day sums over the whole history, the ISO-week and calendar-month totals and
+-- the change against the previous period, then keeps the last 30 days, 13 weeks and
+-- 12 months. The sections below are its other inputs.
 -- Parameters available: :as_of (YYYY-MM-DD), :cutoff (next midnight, exclusive).
-
--- part: daily
--- One row per user and day, from the users' daily metrics. Compute time is CPU time
--- plus 3 x GPU time when the service did not send the total.
-SELECT
-    user_id,
-    day,
-    cpu_compute_time_seconds AS cpu_seconds,
-    gpu_compute_time_seconds AS gpu_seconds,
-    COALESCE(compute_time_seconds,
-             cpu_compute_time_seconds + 3 * gpu_compute_time_seconds) AS compute_seconds
-FROM daily_metrics
-WHERE day <= :as_of;
 
 -- part: users
 -- Each white label user's name and white label (`users_with_whitelabel`,

@@ -1,5 +1,6 @@
 -- usage_summary: facts per organization and per white label; the report's job counts
--- them over the last 7 and 30 days.
+-- them over the last 7 and 30 days. Storage growth is summed from the users' daily
+-- figures by the job itself (src/report/usage_summary/storage.rs).
 -- Parameters available: :as_of (YYYY-MM-DD), :cutoff (next midnight, exclusive).
 
 -- part: scopes
@@ -67,28 +68,3 @@ FROM (
     GROUP BY id
 ) p
 LEFT JOIN organizations o ON o.id = p.owner_organization_id;
-
--- part: storage
--- Net storage change per user (bytes added - deleted) over the last 7 and the last 30
--- days, for every user the mirror knows (white label users and organization members);
--- NULL for a window without daily metrics. Summed here, so a report reads one row per
--- user instead of one per user and day.
--- CROSS JOIN keeps this join order: one index range per user instead of a scan of
--- every day of every user.
-WITH ids AS (
-    SELECT id AS user_id FROM users
-    UNION
-    SELECT user_id FROM organization_members
-),
-deltas AS (
-    SELECT d.user_id, d.day,
-           COALESCE(d.storage_bytes_added, 0) - COALESCE(d.storage_bytes_deleted, 0) AS delta
-    FROM ids
-    CROSS JOIN daily_metrics d
-    WHERE d.user_id = ids.user_id AND d.day > date(:as_of, '-30 days') AND d.day <= :as_of
-)
-SELECT user_id,
-       SUM(CASE WHEN day > date(:as_of, '-7 days') THEN delta END) AS storage_delta_7d,
-       SUM(delta) AS storage_delta_30d
-FROM deltas
-GROUP BY user_id;

@@ -112,7 +112,7 @@ pub struct ReportConfig {
     pub retention_days: Option<u32>,
     /// Pseudonymise e-mails and names.
     pub redact_pii: Option<bool>,
-    /// Folder with SQL extracts.
+    /// Queries folder: its custom/*.sql are reports of their own.
     pub queries: Option<PathBuf>,
 }
 

@@ -222,7 +222,7 @@ pub struct SyncArgs {
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReportArgs {
     /// Reports to build [default: all, including queries/custom/*.sql].
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", long_help = report_names_help())]
     pub names: Vec<String>,
     /// Build the reports as the mirror stood at the end of this day (UTC) [default: today].
     /// Refused (exit 1) before the day of the mirror's first finished sync, and after
@@ -235,7 +235,7 @@ pub struct ReportArgs {
     /// Output root; files go to <DIR>/<as-of>/ [default: reports].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Folder with the SQL extracts (overrides the built-in ones; custom/ holds extra reports).
+    /// Queries folder: each custom/*.sql in it is a report of its own [default: ./queries].
     #[arg(long, value_name = "DIR")]
     pub queries: Option<PathBuf>,
     /// Replace e-mails and person names with stable pseudonyms.
@@ -604,4 +604,12 @@ pub enum BenchTarget {
 /// A `--as-of` day.
 fn calendar_day(text: &str) -> Result<chrono::NaiveDate, String> {
     crate::calendar::parse_calendar_day(text)
+}
+
+/// The long help of `report NAME`: the built-in reports, from their registry.
+fn report_names_help() -> String {
+    format!(
+        "Reports to build [default: all, including queries/custom/*.sql]. Built in:\n{}",
+        crate::report::registry::help()
+    )
 }

@@ -438,7 +438,7 @@ fn per_report(db: &std::path::Path, out: &std::path::Path) -> Result<serde_json:
         .to_string();
     let round = |v: f64| serde_json::json!((v * 100.0).round() / 100.0);
     let mut figures = serde_json::Map::new();
-    let names = report::builtin_names().iter().map(|n| Some(*n));
+    let names = report::builtin_names().map(Some);
     for name in names.chain([None]) {
         let label = name.unwrap_or("all");
         let (mut times, mut peak, mut cpu) = (Vec::with_capacity(REPORT_RUNS), 0.0f64, 0.0f64);

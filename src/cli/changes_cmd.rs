@@ -30,8 +30,9 @@ pub fn run(settings: &Settings, args: &ChangesArgs) -> Result<Exit> {
         ))
         .into());
     }
-    let queries = Path::new("queries");
-    let extract = sql::builtin(changes::REPORT, queries.is_dir().then_some(queries))?;
+    let extract = crate::report::registry::find(changes::REPORT)
+        .map(sql::builtin)
+        .ok_or_else(|| anyhow::anyhow!("the changes report is not built in"))?;
     let query = Query {
         since,
         until,

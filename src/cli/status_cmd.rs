@@ -22,15 +22,14 @@ const CLOCKS: &str = "(observed_at and last_change: the service's clock, the tim
 const ERRORS_SQL: &str = "SELECT run_id, operation, entity, http_status, message \
     FROM sync_errors ORDER BY id DESC LIMIT 10";
 
-/// The packed daily series (`mirror::daily_series`): whether reports can read them
-/// or read `daily_metrics` instead. Its JSON keys are a stable interface; the
-/// text form says it in a sentence ([`daily_figures`]).
+/// The users' daily figures prepared for reports (`mirror::daily_series`): how many,
+/// and whether reports read them or every user's `daily_metrics` rows. Its JSON keys
+/// are a stable interface; the text form says it in a sentence ([`daily_figures`]).
 fn series_sql() -> String {
     format!(
-        "SELECT COUNT(*) AS users, COALESCE(SUM(series IS NULL), 0) AS unpacked, \
+        "SELECT COUNT(*) AS users, COALESCE(SUM(series IS NULL), 0) AS users_not_prepared, \
          ROUND(COALESCE(SUM(LENGTH(series)), 0) / 1e6, 1) AS mb, \
-         (SELECT MAX(run_id) FROM daily_series_kept) AS kept_through_run, \
-         CASE WHEN {} THEN 'yes' ELSE 'no: they read daily_metrics' END AS reports_read_them \
+         CASE WHEN {} THEN 'prepared figures' ELSE 'daily_metrics' END AS reports_read \
          FROM daily_series",
         mirror::daily_series::COMPLETE_SQL
     )
@@ -88,7 +87,7 @@ fn sections(conn: &Connection) -> Result<Vec<Section>, mirror::MirrorError> {
             rows: table::fetch(conn, &tables_sql())?,
         },
         Section {
-            key: "packed_daily_series",
+            key: "daily_figures",
             title: "daily figures",
             text: Text::Sentence(daily_figures),
             rows: table::fetch(conn, &series_sql())?,
@@ -118,19 +117,15 @@ fn sections(conn: &Connection) -> Result<Vec<Section>, mirror::MirrorError> {
 /// is ready, in words.
 fn daily_figures(rows: &ResultSet) -> String {
     let int = |column| rows.cell(0, column).and_then(|v| v.as_i64()).unwrap_or(0);
-    let (users, unready) = (int("users"), int("unpacked"));
+    let (users, unready) = (int("users"), int("users_not_prepared"));
     let mb = rows.cell(0, "mb").and_then(|v| v.as_f64()).unwrap_or(0.0);
-    let ready = rows.cell(0, "reports_read_them").and_then(|v| v.as_str()) == Some("yes");
-    match (users, ready) {
+    match (users, unready) {
         (0, _) => "none (no white label user's daily metrics are in the mirror)".to_string(),
-        (_, true) => {
+        (_, 0) => {
             format!("{users} users' daily compute and storage, ready for reports ({mb:.1} MB)")
         }
-        (_, false) if unready > 0 => format!(
+        _ => format!(
             "{unready} of {users} users' figures could not be prepared, so reports read every user's from daily_metrics (slower)"
-        ),
-        (_, false) => format!(
-            "{users} users' figures predate the last sync, so reports read them from daily_metrics (slower) until the next sync prepares them"
         ),
     }
 }

@@ -77,30 +77,13 @@ pub fn abort_stale(conn: &Connection) -> Result<usize, MirrorError> {
     )?)
 }
 
-/// Starts a run and returns its id. The packed daily series are claimed for the run
-/// in the same savepoint (`crate::mirror::daily_series::keep_through`).
+/// Starts a run and returns its id.
 pub fn begin(conn: &Connection, base_url: &str) -> Result<i64, MirrorError> {
-    conn.execute_batch("SAVEPOINT begin_run")?;
-    let begun = conn
-        .execute(
-            "INSERT INTO sync_runs (started_at, status, base_url) VALUES (?1, 'running', ?2)",
-            params![now_text(), base_url],
-        )
-        .and_then(|_| {
-            let run_id = conn.last_insert_rowid();
-            crate::mirror::daily_series::keep_through(conn, run_id).map(|()| run_id)
-        });
-    match begun {
-        Ok(run_id) => {
-            conn.execute_batch("RELEASE begin_run")?;
-            Ok(run_id)
-        }
-        Err(e) => {
-            // Best effort: the error being returned says what went wrong.
-            let _ = conn.execute_batch("ROLLBACK TO begin_run; RELEASE begin_run");
-            Err(e.into())
-        }
-    }
+    conn.execute(
+        "INSERT INTO sync_runs (started_at, status, base_url) VALUES (?1, 'running', ?2)",
+        params![now_text(), base_url],
+    )?;
+    Ok(conn.last_insert_rowid())
 }
 
 /// Records the server time the run observed (the `valid_from` of what it writes).

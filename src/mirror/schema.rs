@@ -105,6 +105,16 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("migrations/0008.sql"),
         fill: None,
     },
+    // The writer keeps the packed series in the transaction that writes the rows
+    // (`crate::mirror::spec::Derived`), and no released build writes `daily_metrics`
+    // without them, so there is no earlier build's sync to notice: the run that last
+    // kept them is not recorded any more.
+    Migration {
+        version: 9,
+        what: "daily_series_kept dropped: the series are kept with the rows",
+        sql: include_str!("migrations/0009.sql"),
+        fill: None,
+    },
 ];
 
 /// The schema version recorded in the mirror (0 for a new file), creating the
@@ -176,6 +186,7 @@ mod tests {
         "d1144af935a39d129339283e530954c4cb8278c1b539207122d32ccb24631449",
         "59823e33206bb67ac8070328fb44c882af1cbe5bf2e83d7325704770aecb1911",
         "ec4d320bcc54a9b89a6f2ba463552a97df683fb43d8e9309a882fea1ffc43bf4",
+        "6c9adb79cab2be2ebed2a326fc858a3928223e6d22f672e7b4c7a2ad9c547975",
     ];
 
     #[test]

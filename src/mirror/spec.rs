@@ -70,7 +70,27 @@ pub struct TableSpec {
     /// Whether absence means removal. Daily metrics are facts about past days: a day
     /// that slides out of the API's 365-day window stays in the mirror, not removed.
     pub removable: bool,
+    /// Tables derived from this one's rows, kept in step by the writer.
+    pub derived: &'static [Derived],
 }
+
+/// A table derived from another's rows (a cache readers may use in place of them),
+/// kept in step by the writer in the transaction that writes the rows, so the two
+/// never disagree after a commit.
+#[derive(Debug)]
+pub struct Derived {
+    /// The derived table.
+    pub name: &'static str,
+    /// Brings the derived rows of one scope in step after the scope was written with
+    /// `rows` (every row its document lists, values in column order). `new_scope`:
+    /// the scope held no rows before, so `rows` are all it holds. Called only when
+    /// the write changed a row.
+    pub keep: KeepDerived,
+}
+
+/// See [`Derived::keep`]: `(conn, scope, rows, new_scope)`.
+pub type KeepDerived =
+    fn(&rusqlite::Connection, &[Value], &[&[Value]], bool) -> rusqlite::Result<()>;
 
 impl TableSpec {
     /// Key columns followed by data columns: the order of a row's values.
@@ -90,6 +110,7 @@ impl TableSpec {
 }
 
 use Ty::*;
+use rusqlite::types::Value;
 
 /// The base fields of a user record, shared by members, collaborators and users.
 macro_rules! user_record_columns {
@@ -151,6 +172,7 @@ pub const ORGANIZATIONS: TableSpec = TableSpec {
         c("response_whitelabel_id", Int),
     ],
     removable: true,
+    derived: &[],
 };
 
 /// Members of an organization (`organization.users` of `get-organization`).
@@ -168,6 +190,7 @@ pub const ORGANIZATION_MEMBERS: TableSpec = TableSpec {
         c("last_organization_project_accessed", Int),
     ],
     removable: true,
+    derived: &[],
 };
 
 /// White label users (`get-whitelabel-user`).
@@ -183,6 +206,7 @@ pub const USERS: TableSpec = TableSpec {
         c("whitelabel_organization_id", Int),
     ],
     removable: true,
+    derived: &[],
 };
 
 /// Organization summaries of a white label user (`get-whitelabel-user`
@@ -210,6 +234,7 @@ pub const USER_ORGANIZATIONS: TableSpec = TableSpec {
         c("last_accessed", Time),
     ],
     removable: true,
+    derived: &[],
 };
 
 /// Which projects an organization's get-organization answer lists. A developer-profile
@@ -224,6 +249,7 @@ pub const ORGANIZATION_PROJECTS: TableSpec = TableSpec {
     scope: &["organization_id"],
     columns: &[c("project_name", Text)],
     removable: false,
+    derived: &[],
 };
 
 /// Organizations a user can access (`list-user-organizations`, JWT only).
@@ -234,6 +260,7 @@ pub const USER_ORGANIZATION_LINKS: TableSpec = TableSpec {
     scope: &["user_id"],
     columns: &[c("organization_name", Text)],
     removable: true,
+    derived: &[],
 };
 
 /// Projects, from every list that carries them (`get-organization`,
@@ -278,6 +305,7 @@ pub const PROJECTS: TableSpec = TableSpec {
         c("scheduled_full_deletion_date", Time),
     ],
     removable: true,
+    derived: &[],
 };
 
 /// Collaborators of a project (`project.collaborators`).
@@ -288,6 +316,7 @@ pub const PROJECT_COLLABORATORS: TableSpec = TableSpec {
     scope: &["project_id"],
     columns: user_record_columns![c("is_owner", Bool)],
     removable: true,
+    derived: &[],
 };
 
 /// Full project information (`get-project-info`), nested single objects flattened into columns.
@@ -367,6 +396,7 @@ pub const PROJECT_INFO: TableSpec = TableSpec {
         c("versioning_storage_size_mib", Int),
     ],
     removable: true,
+    derived: &[],
 };
 
 /// Users notified when a project's jobs finish (the four `*NotificationUids` lists).
@@ -377,6 +407,7 @@ pub const PROJECT_NOTIFICATION_USERS: TableSpec = TableSpec {
     scope: &["project_id"],
     columns: &[],
     removable: true,
+    derived: &[],
 };
 
 /// Datasets of an organization (`get-organization` `datasets`).
@@ -403,6 +434,7 @@ pub const DATASETS: TableSpec = TableSpec {
         c("bucket_path", Text),
     ],
     removable: true,
+    derived: &[],
 };
 
 /// Devices of a project (`get-project-info` `devices`).
@@ -428,6 +460,7 @@ pub const DEVICES: TableSpec = TableSpec {
         c("inference_model_type", Text),
     ],
     removable: true,
+    derived: &[],
 };
 
 /// Sensors of a device (`get-project-info` `devices[].sensors`).
@@ -438,6 +471,7 @@ pub const DEVICE_SENSORS: TableSpec = TableSpec {
     scope: &["project_id"],
     columns: &[c("max_sample_length_s", Real), c("frequencies", Json)],
     removable: true,
+    derived: &[],
 };
 
 /// Latency estimates per target (`get-project-info` `latencyDevices`).
@@ -456,6 +490,7 @@ pub const LATENCY_DEVICES: TableSpec = TableSpec {
         c("help_text", Text),
     ],
     removable: true,
+    derived: &[],
 };
 
 /// Experiments visible to an organization (`get-organization`), a project
@@ -472,6 +507,7 @@ pub const EXPERIMENTS: TableSpec = TableSpec {
         c("help", Text),
     ],
     removable: true,
+    derived: &[],
 };
 
 /// Trials of a white label user (`get-whitelabel-user` `user.trials`).
@@ -491,6 +527,7 @@ pub const TRIALS: TableSpec = TableSpec {
         c("notes", Text),
     ],
     removable: true,
+    derived: &[],
 };
 
 /// Daily metrics of a white label user (`get-whitelabel-user` `user.dailyMetrics`).
@@ -522,6 +559,7 @@ pub const DAILY_METRICS: TableSpec = TableSpec {
         c("compute_time_calculated_since", Time),
     ],
     removable: false,
+    derived: &[crate::mirror::daily_series::DERIVED],
 };
 
 /// Every versioned table, parents before children.
@@ -631,9 +669,7 @@ pub fn markdown() -> String {
          added and deleted packed in one blob, rewritten with the user's `daily_metrics` \
          rows in the same transaction; `compute_trends` and `usage_summary` read it instead \
          of a row per day. NULL when a day or value has no packed form: readers then use \
-         `daily_metrics`), `daily_series_kept` (the last sync run that kept them; after a \
-         run by an earlier build readers use `daily_metrics` until the next sync rebuilds \
-         them).\n",
+         `daily_metrics`).\n",
     );
     out.push_str(
         "\nAlerts (docs/alerts.md): `alert_state` (one row per condition that has ever held: \

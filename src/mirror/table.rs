@@ -7,9 +7,8 @@
 //! A row written twice in the same run is overwritten in place: one run is one
 //! instant, and a zero-length version in history would be noise.
 
-use crate::mirror::daily_series;
 use crate::mirror::row_stmt::RowStatement;
-use crate::mirror::spec::{DAILY_METRICS, TableSpec};
+use crate::mirror::spec::TableSpec;
 use rusqlite::types::Value;
 use rusqlite::{Connection, Statement, Transaction, params_from_iter};
 use std::collections::{HashMap, HashSet};
@@ -483,10 +482,9 @@ impl TableWriter<'_> {
         Ok(stats)
     }
 
-    /// Brings what is derived from this table's rows in step with a scope just
-    /// written with `rows`: a user's packed daily series (`daily_series`) follows
-    /// their daily metrics. `new_scope`: the scope held no rows before, so `rows` are
-    /// all it holds.
+    /// Brings the tables derived from this one's rows ([`TableSpec::derived`]) in
+    /// step with a scope just written with `rows`; `new_scope`: the scope held no
+    /// rows before.
     fn keep_derived(
         &self,
         scope: &[Value],
@@ -495,18 +493,14 @@ impl TableWriter<'_> {
         stats: WriteStats,
     ) -> rusqlite::Result<()> {
         let changed = stats.inserted + stats.updated + stats.removed > 0;
-        if self.sql.spec.name != DAILY_METRICS.name || !changed {
+        if self.sql.spec.derived.is_empty() || !changed {
             return Ok(());
         }
-        let [Value::Integer(user)] = scope else {
-            return Ok(());
-        };
         let rows: Vec<&[Value]> = rows.iter().map(|r| r.values.as_slice()).collect();
-        if new_scope {
-            daily_series::write_new(self.conn, *user, &rows)
-        } else {
-            daily_series::merge(self.conn, *user, &rows)
+        for derived in self.sql.spec.derived {
+            (derived.keep)(self.conn, scope, &rows, new_scope)?;
         }
+        Ok(())
     }
 
     /// Inserts the rows of a scope that holds none yet, [`INSERT_CHUNK`] rows per

@@ -289,7 +289,10 @@ fn projects(df: &DataFrame) -> Vec<Project> {
 fn incomplete(frames: &BTreeMap<String, DataFrame>) -> Option<Vec<Incomplete>> {
     let mut out: Vec<Incomplete> = Vec::new();
     let mut any = false;
-    for report in crate::report::completeness::REPORTS {
+    let carried = crate::report::registry::BUILTIN
+        .iter()
+        .filter(|b| b.completeness.is_some());
+    for report in carried.map(|b| b.name) {
         let Some(df) = frames.get(report) else {
             continue;
         };

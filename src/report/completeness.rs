@@ -17,14 +17,6 @@ use std::collections::HashMap;
 /// The completeness columns, in the order they follow each report's own columns.
 pub const COLUMNS: [&str; 3] = ["complete", "missing", "data_as_of"];
 
-/// Reports whose rows carry the completeness columns.
-pub const REPORTS: [&str; 4] = [
-    "entitlements",
-    "project_compute",
-    "compute_trends",
-    "usage_summary",
-];
-
 /// A row's `missing` names at most this many projects, users or days, then says how
 /// many more.
 const NAMED: usize = 3;
@@ -50,7 +42,7 @@ impl Gap {
 
 /// The people whose `compute_trends` rows come from daily metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum People {
+pub(crate) enum People {
     User,
     Whitelabel,
 }
@@ -288,12 +280,15 @@ impl Completeness {
             })
     }
 
-    /// Adds the completeness columns to a built-in report's frame (other reports
-    /// are returned as they are).
-    pub fn attach(&self, report: &str, mut df: DataFrame) -> Result<DataFrame, ReportError> {
-        let Some(sources) = sources(self, report, &df) else {
-            return Ok(df);
-        };
+    /// Adds the completeness columns to a report's frame, each row's taken from
+    /// the input `sources` says it depends on.
+    pub fn attach(
+        &self,
+        report: &str,
+        sources: RowSources,
+        mut df: DataFrame,
+    ) -> Result<DataFrame, ReportError> {
+        let sources = sources(self, &df);
         // Rows share a few distinct gaps (one per organization, project or the white
         // label): each is put into words once, and a row holds only its index. A gap
         // per row cost compute_trends over an xlarge mirror (2.2 million rows, most
@@ -354,7 +349,7 @@ impl Completeness {
 
 /// What a row's figures are made of, as far as their completeness goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Source {
+pub(crate) enum Source {
     /// An organization's own document.
     Document(Option<i64>),
     /// An organization's document and its compute, summed over its projects.
@@ -373,68 +368,85 @@ enum Source {
     },
 }
 
-/// The source of each row of a built-in report's frame (`None` for a row the
-/// columns do not apply to: users' and white labels' trends that read no collided
-/// day); `None` for reports without the columns.
-fn sources<'a>(
-    complete: &'a Completeness,
-    report: &str,
+/// The source of each row of a report's frame (`None` for a row the columns do not
+/// apply to: users' and white labels' trends that read no collided day). A report
+/// whose rows carry the completeness columns names its function in the registry
+/// (`crate::report::registry`).
+pub(crate) type RowSources =
+    for<'a> fn(&'a Completeness, &'a DataFrame) -> Box<dyn Iterator<Item = Option<Source>> + 'a>;
+
+/// `entitlements`: a limit's figure depends on its organization's document; compute
+/// summed over project information also on every project's.
+pub(crate) fn entitlements<'a>(
+    _: &'a Completeness,
     df: &'a DataFrame,
-) -> Option<Box<dyn Iterator<Item = Option<Source>> + 'a>> {
-    Some(match report {
-        "entitlements" => {
-            let org = ints(df, "organization_id");
-            let metric = strs(df, "metric");
-            let source = strs(df, "source");
-            Box::new((0..df.height()).map(move |r| {
-                // Only compute summed over project information depends on it; a
-                // developer profile's figure comes from its daily metrics.
-                let from_projects = metric[r] == Some("compute_seconds")
-                    && source[r].is_some_and(|s| s.contains("project_info"));
-                Some(if from_projects {
-                    Source::OrganizationCompute(org[r])
-                } else {
-                    Source::Document(org[r])
-                })
-            }))
-        }
-        "project_compute" => Box::new(
-            ints(df, "project_id")
-                .into_iter()
-                .map(|p| Some(Source::Project(p))),
+) -> Box<dyn Iterator<Item = Option<Source>> + 'a> {
+    let org = ints(df, "organization_id");
+    let metric = strs(df, "metric");
+    let source = strs(df, "source");
+    Box::new((0..df.height()).map(move |r| {
+        // A developer profile's figure comes from its daily metrics.
+        let from_projects = metric[r] == Some("compute_seconds")
+            && source[r].is_some_and(|s| s.contains("project_info"));
+        Some(if from_projects {
+            Source::OrganizationCompute(org[r])
+        } else {
+            Source::Document(org[r])
+        })
+    }))
+}
+
+/// `project_compute`: each row is one project's information.
+pub(crate) fn project_compute<'a>(
+    _: &'a Completeness,
+    df: &'a DataFrame,
+) -> Box<dyn Iterator<Item = Option<Source>> + 'a> {
+    Box::new(
+        ints(df, "project_id")
+            .into_iter()
+            .map(|p| Some(Source::Project(p))),
+    )
+}
+
+/// `compute_trends`: an organization's compute, or the collided days a user's or
+/// white label's row reads.
+pub(crate) fn compute_trends<'a>(
+    complete: &'a Completeness,
+    df: &'a DataFrame,
+) -> Box<dyn Iterator<Item = Option<Source>> + 'a> {
+    // Read from the columns as they are, not copied into vectors: the report has 2.2
+    // million rows over an xlarge mirror.
+    let text = |name| df.column(name).ok().and_then(|c| c.str().ok());
+    let id = df.column("entity_id").ok().and_then(|c| c.i64().ok());
+    match (
+        text("entity_type"),
+        id,
+        text("period"),
+        text("period_start"),
+    ) {
+        (Some(kind), Some(id), Some(period), Some(start)) => Box::new(
+            kind.iter()
+                .zip(id.iter())
+                .zip(period.iter().zip(start.iter()))
+                .map(|(entity, row)| complete.trend_source(entity, row)),
         ),
-        "compute_trends" => {
-            // Read from the columns as they are, not copied into vectors: the report
-            // has 2.2 million rows over an xlarge mirror.
-            let text = |name| df.column(name).ok().and_then(|c| c.str().ok());
-            let id = df.column("entity_id").ok().and_then(|c| c.i64().ok());
-            match (
-                text("entity_type"),
-                id,
-                text("period"),
-                text("period_start"),
-            ) {
-                (Some(kind), Some(id), Some(period), Some(start)) => Box::new(
-                    kind.iter()
-                        .zip(id.iter())
-                        .zip(period.iter().zip(start.iter()))
-                        .map(|(entity, row)| complete.trend_source(entity, row)),
-                ),
-                _ => Box::new(std::iter::repeat_n(None, df.height())),
-            }
-        }
-        "usage_summary" => {
-            let scope = strs(df, "scope");
-            let id = ints(df, "id");
-            Box::new((0..df.height()).map(move |r| {
-                Some(match scope[r] {
-                    Some("organization") => Source::Document(id[r]),
-                    _ => Source::Whitelabel,
-                })
-            }))
-        }
-        _ => return None,
-    })
+        _ => Box::new(std::iter::repeat_n(None, df.height())),
+    }
+}
+
+/// `usage_summary`: an organization's document, or the white label's users.
+pub(crate) fn usage_summary<'a>(
+    _: &'a Completeness,
+    df: &'a DataFrame,
+) -> Box<dyn Iterator<Item = Option<Source>> + 'a> {
+    let scope = strs(df, "scope");
+    let id = ints(df, "id");
+    Box::new((0..df.height()).map(move |r| {
+        Some(match scope[r] {
+            Some("organization") => Source::Document(id[r]),
+            _ => Source::Whitelabel,
+        })
+    }))
 }
 
 /// The first few of `items`, then how many more there are (`and N more <what>`).

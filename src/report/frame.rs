@@ -104,62 +104,6 @@ pub fn read_sql(
         "building the frame of a query",
     ))
 }
-
-/// Runs a statement and hands each row's `needs` columns (numeric kinds: `Int`,
-/// `Real`, `Day`), converted as [`read_sql`] would, to `row`, in `needs` order; null
-/// is `None`, integers and days come as exact `f64` below 2^53. For the jobs that fold
-/// a large input as it is read instead of holding it as a frame. Returns the rows read.
-pub fn for_each_row(
-    conn: &Connection,
-    extract: &Extract,
-    part: &str,
-    sql: &str,
-    params: &Params,
-    needs: &[(&str, Kind)],
-    mut row: impl FnMut(&[Option<f64>]),
-) -> Result<usize, ReportError> {
-    let mut stmt = prepare(conn, extract, part, sql, params, needs)?;
-    let names: Vec<String> = stmt.column_names().map(|s| s.to_string()).collect();
-    let columns: Vec<(usize, Kind)> = needs
-        .iter()
-        .filter_map(|(need, kind)| Some((names.iter().position(|n| n == need)?, *kind)))
-        .collect();
-    let mut cells = vec![None; columns.len()];
-    let mut rows = stmt.raw_query();
-    let mut count = 0;
-    while let Some(r) = rows.next().map_err(query_err(extract, part))? {
-        for (cell, &(i, kind)) in cells.iter_mut().zip(&columns) {
-            let value = r.get_ref(i).map_err(query_err(extract, part))?;
-            *cell = number(kind, value)
-                .map_err(|misfit| bad_value(extract, part, &names[i], misfit))?;
-        }
-        row(&cells);
-        count += 1;
-    }
-    Ok(count)
-}
-
-/// A value of a numeric kind as a number (a day as its day number).
-fn number(kind: Kind, value: ValueRef<'_>) -> Result<Option<f64>, Misfit> {
-    if kind == Kind::Day {
-        return Ok(day_value(value)?.map(|d| d as f64));
-    }
-    // What `coerce` would make of the values large inputs hold, without its general
-    // result (handing that back cost a twentieth of reading the daily metrics).
-    match (kind, value) {
-        (_, ValueRef::Null) => return Ok(None),
-        (_, ValueRef::Integer(n)) => return Ok(Some(n as f64)),
-        (Kind::Real, ValueRef::Real(f)) => return Ok(Some(f)),
-        _ => {}
-    }
-    Ok(match coerce(kind, value)? {
-        ValueRef::Null => None,
-        ValueRef::Integer(n) => Some(n as f64),
-        ValueRef::Real(f) => Some(f),
-        other => return Err((value_text(other), "a number")),
-    })
-}
-
 /// Prepares a statement, binds the parameters and checks that every needed column is
 /// there.
 fn prepare<'c>(
@@ -364,7 +308,7 @@ struct Builder {
 }
 
 /// A value that does not fit: its text and what was expected.
-type Misfit = (String, &'static str);
+pub(crate) type Misfit = (String, &'static str);
 
 impl Builder {
     fn new(hint: Option<Kind>) -> Self {
@@ -451,7 +395,7 @@ impl Builder {
 }
 
 /// A date or timestamp text as its day number.
-fn day_value(value: ValueRef<'_>) -> Result<Option<i64>, Misfit> {
+pub(crate) fn day_value(value: ValueRef<'_>) -> Result<Option<i64>, Misfit> {
     match value {
         ValueRef::Null => Ok(None),
         ValueRef::Text(t) => parse_day_bytes(t)
@@ -462,7 +406,7 @@ fn day_value(value: ValueRef<'_>) -> Result<Option<i64>, Misfit> {
 }
 
 /// Converts a value to a declared kind (numbers from text; days are [`day_value`]'s).
-fn coerce(kind: Kind, value: ValueRef<'_>) -> Result<ValueRef<'_>, Misfit> {
+pub(crate) fn coerce(kind: Kind, value: ValueRef<'_>) -> Result<ValueRef<'_>, Misfit> {
     Ok(match (kind, value) {
         (_, ValueRef::Null) => ValueRef::Null,
         (Kind::Int | Kind::Number, ValueRef::Real(f)) if f.fract() == 0.0 && f.abs() < 9.0e15 => {

@@ -1,9 +1,10 @@
 //! The reports: SQL extracts over the mirror (as of a date), polars jobs for the
 //! derived columns, and CSV/JSON files with a manifest.
 //!
-//! Each built-in report is `queries/<name>.sql` (embedded in the binary; a file of the
-//! same name in the queries folder overrides it) plus a job in `src/report/<name>.rs`.
-//! Every `<queries>/custom/<name>.sql` becomes a report of its own (the query's result,
+//! Each built-in report is an entry of [`registry::BUILTIN`]: its extract
+//! `queries/<name>.sql` (compiled into the binary) and its job in
+//! `src/report/<name>.rs`, where every formula of the report is written, once. Every
+//! `<queries>/custom/<name>.sql` becomes a report of its own (the query's result,
 //! exported as is). The data dictionary is `reports/README.md`.
 //!
 //! Reading: the mirror is opened read-only and the as-of views of
@@ -15,11 +16,12 @@ pub(crate) mod attention;
 pub mod changes;
 pub(crate) mod cols;
 pub(crate) mod completeness;
+pub(crate) mod daily;
 pub mod error;
 pub(crate) mod frame;
 pub(crate) mod html;
-pub(crate) mod packed;
 pub(crate) mod pii;
+pub mod registry;
 pub(crate) mod sql;
 pub(crate) mod status;
 pub(crate) mod summary;
@@ -45,6 +47,7 @@ use crate::mirror::asof;
 use chrono::NaiveDate;
 use frame::Kind;
 use polars::prelude::DataFrame;
+use registry::Builtin;
 use rusqlite::Connection;
 use rusqlite::types::Value;
 use sql::Extract;
@@ -136,8 +139,8 @@ pub struct ReportOptions {
     pub formats: Vec<Format>,
     /// Files go to `out_root/<as_of>/`.
     pub out_root: PathBuf,
-    /// Overrides the shipped SQL (`<dir>/<name>.sql`) and holds `custom/`. None: `./queries`
-    /// when it exists.
+    /// The queries folder, whose `custom/*.sql` are reports of their own. None:
+    /// `./queries` when it exists.
     pub queries_dir: Option<PathBuf>,
     /// Replace e-mail addresses and person names by stable pseudonyms.
     pub redact_pii: bool,
@@ -204,19 +207,9 @@ pub struct ReportOutcome {
     pub attention: attention::Attention,
 }
 
-/// The built-in reports, in the order they are built and listed.
-const BUILTIN: &[&str] = &[
-    "entitlements",
-    "trials",
-    "project_compute",
-    "compute_trends",
-    "usage_summary",
-    changes::REPORT,
-];
-
-/// Names of the built-in reports.
-pub fn builtin_names() -> &'static [&'static str] {
-    BUILTIN
+/// Names of the built-in reports, in the order they are listed ([`registry::BUILTIN`]).
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    registry::BUILTIN.iter().map(|b| b.name)
 }
 
 /// What one report job reads: the connection (with as-of views installed), the
@@ -278,11 +271,11 @@ impl Ctx<'_> {
     }
 }
 
-/// One report to build.
+/// One report to build: a built-in one, or a custom one (its query's result as is).
 struct Job {
     name: String,
     extract: Extract,
-    custom: bool,
+    builtin: Option<&'static Builtin>,
 }
 
 /// Builds the reports and writes their files; see [`ReportOptions`].
@@ -374,16 +367,15 @@ fn queries_dir(opts: &ReportOptions) -> Option<PathBuf> {
 fn plan(opts: &ReportOptions, queries_dir: Option<&Path>) -> Result<Vec<Job>, ReportError> {
     let custom = sql::custom_reports(queries_dir)?;
     for (name, path) in &custom {
-        if BUILTIN.contains(&name.as_str()) {
+        if registry::find(name).is_some() {
             return Err(ReportError::CustomClash {
                 name: name.clone(),
                 path: path.clone(),
             });
         }
     }
-    let all: Vec<String> = BUILTIN
-        .iter()
-        .map(|s| s.to_string())
+    let all: Vec<String> = builtin_names()
+        .map(str::to_string)
         .chain(custom.iter().map(|(n, _)| n.clone()))
         .collect();
     let mut names: Vec<String> = Vec::new();
@@ -394,10 +386,7 @@ fn plan(opts: &ReportOptions, queries_dir: Option<&Path>) -> Result<Vec<Job>, Re
     };
     for name in wanted {
         if !all.contains(name) {
-            return Err(ReportError::UnknownReport {
-                name: name.clone(),
-                valid: all.join(", "),
-            });
+            return Err(unknown(name, &all));
         }
         if !names.contains(name) {
             names.push(name.clone());
@@ -405,22 +394,29 @@ fn plan(opts: &ReportOptions, queries_dir: Option<&Path>) -> Result<Vec<Job>, Re
     }
     names
         .into_iter()
-        .map(|name| {
-            if let Some((_, path)) = custom.iter().find(|(n, _)| *n == name) {
+        .map(|name| match registry::find(&name) {
+            Some(builtin) => Ok(Job {
+                extract: sql::builtin(builtin),
+                name,
+                builtin: Some(builtin),
+            }),
+            None => {
+                let path = custom.iter().find(|(n, _)| *n == name).map(|(_, p)| p);
                 Ok(Job {
-                    extract: sql::read(&name, path)?,
+                    extract: sql::read(&name, path.ok_or_else(|| unknown(&name, &all))?)?,
                     name,
-                    custom: true,
-                })
-            } else {
-                Ok(Job {
-                    extract: sql::builtin(&name, queries_dir)?,
-                    name,
-                    custom: false,
+                    builtin: None,
                 })
             }
         })
         .collect()
+}
+
+fn unknown(name: &str, valid: &[String]) -> ReportError {
+    ReportError::UnknownReport {
+        name: name.to_string(),
+        valid: valid.join(", "),
+    }
 }
 
 /// The per-report formats to write (duplicates dropped), and whether the HTML page
@@ -467,14 +463,9 @@ pub(crate) fn open(db: &Path, as_of: NaiveDate) -> Result<Connection, ReportErro
     Ok(conn)
 }
 
-/// Relative cost, so the heaviest report starts first.
+/// Relative cost, so the heaviest report starts first (custom reports last).
 fn cost(job: &Job) -> u8 {
-    match job.name.as_str() {
-        "compute_trends" => 0,
-        "usage_summary" => 1,
-        "entitlements" => 2,
-        _ => 3,
-    }
+    job.builtin.map_or(u8::MAX, |b| b.cost)
 }
 
 type Built = (String, DataFrame, Vec<WrittenFile>);
@@ -577,31 +568,17 @@ fn build_one(
         extract: &job.extract,
     };
     let started = std::time::Instant::now();
-    let mut df = if job.custom {
-        custom(&ctx)?
-    } else {
-        match job.name.as_str() {
-            "entitlements" => entitlements::build(&ctx)?,
-            "trials" => trials::build(&ctx)?,
-            "project_compute" => project_compute::build(&ctx)?,
-            "compute_trends" => compute_trends::build(&ctx)?,
-            "usage_summary" => usage_summary::build(&ctx)?,
-            changes::REPORT => changes::build(&ctx)?,
-            other => {
-                return Err(ReportError::UnknownReport {
-                    name: other.to_string(),
-                    valid: BUILTIN.join(", "),
-                });
-            }
-        }
+    let mut df = match job.builtin {
+        Some(builtin) => (builtin.build)(&ctx)?,
+        None => custom(&ctx)?,
     };
-    if !job.custom {
+    if let Some(sources) = job.builtin.and_then(|b| b.completeness) {
         let complete = complete.wait().as_ref().ok_or(ReportError::Stopped)?;
-        df = complete.attach(&job.name, df)?;
+        df = complete.attach(&job.name, sources, df)?;
     }
     let built = started.elapsed();
     if opts.redact_pii {
-        df = pii::redact(&job.name, df, job.custom)?;
+        df = pii::redact(&job.name, df, job.builtin.is_none())?;
     }
     let files = write_formats(dir, &job.name, &df, formats, opts.file_mode)?;
     tracing::debug!(

@@ -1,35 +1,14 @@
-//! The SQL extracts: shipped ones embedded in the binary (so the tool works from any
-//! directory), overridable by a file of the same name in the queries folder, and the
-//! custom reports found in `<queries>/custom/*.sql`.
+//! The SQL extracts: the built-in reports' (`queries/<name>.sql`, compiled into the
+//! binary, so the tool works from any directory and a report's figures are defined
+//! by the build alone), and the custom reports found in `<queries>/custom/*.sql`.
 //!
 //! An extract file holds one or more SELECT statements. A line `-- part: NAME` starts a
 //! named section; text before the first marker is the section `main`. A report's job
 //! asks for its sections by name.
 
 use crate::report::error::ReportError;
+use crate::report::registry::Builtin;
 use std::path::{Path, PathBuf};
-
-/// The shipped extracts, by report name.
-const EMBEDDED: &[(&str, &str)] = &[
-    (
-        "entitlements",
-        include_str!("../../queries/entitlements.sql"),
-    ),
-    ("trials", include_str!("../../queries/trials.sql")),
-    (
-        "project_compute",
-        include_str!("../../queries/project_compute.sql"),
-    ),
-    (
-        "compute_trends",
-        include_str!("../../queries/compute_trends.sql"),
-    ),
-    (
-        "usage_summary",
-        include_str!("../../queries/usage_summary.sql"),
-    ),
-    ("changes", include_str!("../../queries/changes.sql")),
-];
 
 /// One report's SQL, split into sections.
 #[derive(Debug, Clone)]
@@ -100,29 +79,13 @@ fn push_part(parts: &mut Vec<(String, String)>, name: &str, body: &str) {
     }
 }
 
-/// The shipped SQL text of a built-in report.
-pub fn embedded(report: &str) -> Option<&'static str> {
-    EMBEDDED
-        .iter()
-        .find(|(n, _)| *n == report)
-        .map(|(_, sql)| *sql)
-}
-
-/// The extract of a built-in report: `<queries_dir>/<name>.sql` when it exists,
-/// else the embedded copy.
-pub fn builtin(report: &str, queries_dir: Option<&Path>) -> Result<Extract, ReportError> {
-    if let Some(path) = queries_dir
-        .map(|d| d.join(format!("{report}.sql")))
-        .filter(|p| p.is_file())
-    {
-        return read(report, &path);
-    }
-    let text = embedded(report).unwrap_or_default();
-    Ok(Extract::parse(
-        report,
-        format!("embedded queries/{report}.sql"),
-        text,
-    ))
+/// The extract of a built-in report: its shipped SQL, compiled into the binary.
+pub fn builtin(report: &Builtin) -> Extract {
+    Extract::parse(
+        report.name,
+        format!("embedded queries/{}.sql", report.name),
+        report.sql,
+    )
 }
 
 /// Reads an extract from a file.
@@ -201,9 +164,9 @@ mod tests {
     }
 
     #[test]
-    fn every_builtin_is_embedded() {
-        for name in crate::report::builtin_names() {
-            assert!(embedded(name).is_some(), "{name}");
+    fn every_builtin_extract_has_sql() {
+        for report in crate::report::registry::BUILTIN {
+            assert!(!builtin(report).parts.is_empty(), "{}", report.name);
         }
     }
 }

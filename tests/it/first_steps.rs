@@ -210,9 +210,9 @@ async fn status_says_empty_sections_in_words_and_names_no_internals() {
     assert_eq!(code, Some(0), "{err}");
     for internal in [
         "packed",
-        "kept_through_run",
-        "reports_read_them",
-        "unpacked",
+        "users_not_prepared",
+        "reports_read",
+        "daily_series",
     ] {
         assert!(!text.contains(internal), "{internal}: {text}");
     }

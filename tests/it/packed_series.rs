@@ -1,8 +1,8 @@
 //! `compute_trends` and `usage_summary` read each user's days from the packed series
-//! the sync keeps in `daily_series`; a report whose section over the daily metrics is
-//! not the shipped one reads them row by row. Over a synced sandbox world, moved on
-//! and synced again (days revised and added), both give the same reports, byte for
-//! byte.
+//! the sync keeps in `daily_series`, or row by row from `daily_metrics` when some
+//! user's days could not be packed (or the as-of date is in history). Over a synced
+//! sandbox world, moved on and synced again (days revised and added), both give the
+//! same reports, byte for byte.
 
 use crate::common;
 use orgledger::mirror::runs::RunStatus;
@@ -11,47 +11,30 @@ use orgledger::sandbox::Profile;
 use orgledger::sync;
 use std::path::Path;
 
-/// The two reports that read the packed series, and the section each reads them for.
-const READERS: [(&str, &str); 2] = [("compute_trends", "daily"), ("usage_summary", "storage")];
+/// The two reports that read the users' days.
+const READERS: [&str; 2] = ["compute_trends", "usage_summary"];
 
 /// Builds the [`READERS`] as of `as_of` in CSV and returns their files' text.
-fn reports_csv(
-    db: &Path,
-    out: &Path,
-    as_of: chrono::NaiveDate,
-    queries: Option<&Path>,
-) -> Vec<String> {
+fn reports_csv(db: &Path, out: &Path, as_of: chrono::NaiveDate) -> Vec<String> {
     let mut opts = ReportOptions::new(db, as_of);
-    opts.names = READERS.iter().map(|(name, _)| name.to_string()).collect();
+    opts.names = READERS.iter().map(|name| name.to_string()).collect();
     opts.formats = vec![Format::Csv];
     opts.out_root = out.to_path_buf();
-    opts.queries_dir = queries.map(Path::to_path_buf);
     let dir = report::run(&opts).expect("the reports build").dir;
     READERS
         .iter()
-        .map(|(name, _)| std::fs::read_to_string(dir.join(format!("{name}.csv"))).expect("a CSV"))
+        .map(|name| std::fs::read_to_string(dir.join(format!("{name}.csv"))).expect("a CSV"))
         .collect()
 }
 
-/// A queries folder holding the shipped SQL of the [`READERS`] with a comment added
-/// to the section each reads the series for, so they read the daily metrics row by row.
-fn commented_queries(root: &Path) -> std::path::PathBuf {
-    let dir = root.join("queries");
-    std::fs::create_dir_all(&dir).expect("queries folder");
-    let shipped = [
-        include_str!("../../queries/compute_trends.sql"),
-        include_str!("../../queries/usage_summary.sql"),
-    ];
-    for ((name, part), text) in READERS.iter().zip(shipped) {
-        let marker = format!("-- part: {part}\n");
-        assert!(text.contains(&marker), "{name} has a {part} section");
-        let text = text.replace(
-            &marker,
-            &format!("{marker}-- the same figures, row by row\n"),
-        );
-        std::fs::write(dir.join(format!("{name}.sql")), text).expect("override");
-    }
-    dir
+/// What a user whose days have no packed form leaves: a NULL series, which sends
+/// every user's days to the rows.
+fn unpack_one_user(db: &Path) {
+    let conn = common::open(db);
+    conn.execute_batch(
+        "UPDATE daily_series SET series = NULL WHERE user_id = (SELECT MIN(user_id) FROM daily_series)",
+    )
+    .expect("a NULL series");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -100,9 +83,10 @@ async fn reports_from_the_packed_series_equal_reports_from_the_daily_rows() {
     drop(conn);
 
     let as_of = common::start_date() + chrono::Duration::days(2);
-    let packed = reports_csv(&db, &dir.path().join("packed"), as_of, None);
-    let queries = commented_queries(dir.path());
-    let rows = reports_csv(&db, &dir.path().join("rows"), as_of, Some(&queries));
+    let packed = reports_csv(&db, &dir.path().join("packed"), as_of);
+    unpack_one_user(&db);
+    assert_eq!(series_status(&db)["reports_read"], "daily_metrics");
+    let rows = reports_csv(&db, &dir.path().join("rows"), as_of);
     assert!(
         packed[0].lines().count() > 1000,
         "{} lines",
@@ -124,7 +108,7 @@ async fn reports_from_the_packed_series_equal_reports_from_the_daily_rows() {
         .filter(|l| !matches!(l.split(',').nth(growth), None | Some("") | Some("0")))
         .count();
     assert!(grown > 10, "{grown} usage_summary rows with storage growth");
-    for (i, (name, _)) in READERS.iter().enumerate() {
+    for (i, name) in READERS.iter().enumerate() {
         assert!(
             packed[i] == rows[i],
             "{name}: the two reads of the daily metrics differ"
@@ -132,7 +116,7 @@ async fn reports_from_the_packed_series_equal_reports_from_the_daily_rows() {
     }
 }
 
-/// `orgledger status --format json`'s packed series section, one row.
+/// `orgledger status --format json`'s daily figures section, one row.
 fn series_status(db: &Path) -> serde_json::Value {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
         .args([
@@ -152,54 +136,34 @@ fn series_status(db: &Path) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("status JSON");
-    json["packed_daily_series"][0].clone()
+    json["daily_figures"][0].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn after_a_sync_by_an_earlier_build_reports_read_the_rows_and_status_says_so() {
+async fn a_series_that_could_not_be_packed_shows_in_status_and_the_next_write_of_its_days_packs_it()
+{
     let sb = common::sandbox(Profile::Tiny).await;
-    let (dir, db) = common::scratch();
+    let (_dir, db) = common::scratch();
     let (client, opts) = (common::admin(&sb), common::sync_opts(&sb, &db));
     let first = sync::run(&client, &opts, None).await.expect("sync runs");
     assert_eq!(first.status, RunStatus::Succeeded, "{:?}", first.errors);
     let status = series_status(&db);
-    assert_eq!(status["reports_read_them"], "yes", "{status}");
-    assert_eq!(status["kept_through_run"], first.run_id, "{status}");
-    let as_of = common::start_date();
-    let packed = reports_csv(&db, &dir.path().join("packed"), as_of, None);
+    assert_eq!(status["reports_read"], "prepared figures", "{status}");
+    assert_eq!(status["users_not_prepared"], 0, "{status}");
 
-    // What a build from before the series does: a run that writes the rows alone.
-    let conn = common::open(&db);
-    conn.execute_batch(
-        "INSERT INTO sync_runs (started_at, observed_at, finished_at, status) \
-         VALUES ('2026-06-01T13:00:00.000Z', '2026-06-01T12:30:00.000Z', \
-                 '2026-06-01T13:00:01.000Z', 'succeeded');
-         UPDATE daily_metrics SET cpu_compute_time_seconds = cpu_compute_time_seconds + 3600 \
-         WHERE day = (SELECT MAX(day) FROM daily_metrics);",
-    )
-    .expect("an earlier build's run");
-    drop(conn);
+    unpack_one_user(&db);
     let status = series_status(&db);
-    assert_eq!(
-        status["reports_read_them"], "no: they read daily_metrics",
-        "{status}"
-    );
-    let after = reports_csv(&db, &dir.path().join("after"), as_of, None);
-    let queries = commented_queries(dir.path());
-    let rows = reports_csv(&db, &dir.path().join("rows"), as_of, Some(&queries));
-    assert!(
-        after[0] == rows[0],
-        "compute_trends reads the rows the earlier build wrote"
-    );
-    assert!(
-        after[0] != packed[0],
-        "the earlier build's hour shows in compute_trends"
-    );
+    assert_eq!(status["reports_read"], "daily_metrics", "{status}");
+    assert_eq!(status["users_not_prepared"], 1, "{status}");
 
-    // The next sync by this build rebuilds the series from the rows.
+    // A day later every user's document lists a new day: the user's series is
+    // rebuilt from their rows.
+    assert_eq!(
+        common::admin_post(&sb, "/sandbox/advance?days=1").await,
+        200
+    );
     let next = sync::run(&client, &opts, None).await.expect("sync runs");
     assert_eq!(next.status, RunStatus::Succeeded, "{:?}", next.errors);
     let status = series_status(&db);
-    assert_eq!(status["reports_read_them"], "yes", "{status}");
-    assert_eq!(status["kept_through_run"], next.run_id, "{status}");
+    assert_eq!(status["reports_read"], "prepared figures", "{status}");
 }

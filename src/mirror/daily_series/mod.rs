@@ -7,10 +7,10 @@
 //! on a large mirror, 13 M on xlarge), and stepping through the rows of a 25-column
 //! table was most of those reports' CPU. Read from here it is one row per user. The
 //! writer keeps a user's series in step with their rows in the same transaction
-//! ([`write_new`] for a scope written whole, [`merge`] for one written over days the
-//! mirror held); migration 7 fills the table for mirrors written before it; and each
-//! sync run claims the series ([`keep_through`]), so a run by a build that does not
-//! know them is noticed. The bytes are in `codec`.
+//! ([`DERIVED`], the `daily_metrics` spec's derived table: [`write_new`] for a scope
+//! written whole, [`merge`] for one written over days the mirror held), and
+//! migration 7 filled the table for mirrors written before it. The bytes are in
+//! `codec`.
 //!
 //! A user with a live row whose day is not `YYYY-MM-DD`, whose compute value is
 //! neither null nor a number, or whose storage value is not a whole number gets a
@@ -20,7 +20,7 @@
 mod codec;
 
 use crate::calendar::parse_day_bytes;
-use crate::mirror::spec::DAILY_METRICS;
+use crate::mirror::spec::{DAILY_METRICS, Derived};
 use rusqlite::types::{Value as Sql, ValueRef};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -180,6 +180,28 @@ fn cell(row: &[Sql], i: usize) -> ValueRef<'_> {
     row.get(i).map_or(ValueRef::Null, ValueRef::from)
 }
 
+/// `daily_series` as the derived table of [`DAILY_METRICS`]: a scope is one user.
+pub const DERIVED: Derived = Derived {
+    name: "daily_series",
+    keep,
+};
+
+fn keep(
+    conn: &Connection,
+    scope: &[Sql],
+    rows: &[&[Sql]],
+    new_scope: bool,
+) -> rusqlite::Result<()> {
+    let [Sql::Integer(user)] = scope else {
+        return Ok(());
+    };
+    if new_scope {
+        write_new(conn, *user, rows)
+    } else {
+        merge(conn, *user, rows)
+    }
+}
+
 /// Stores the series of a user whose daily metrics were all just inserted as `rows`
 /// (values in [`DAILY_METRICS`] column order), without reading them back.
 pub fn write_new(conn: &Connection, user: i64, rows: &[&[Sql]]) -> rusqlite::Result<()> {
@@ -274,42 +296,10 @@ fn store(conn: &Connection, user: i64, series: Option<Vec<u8>>) -> rusqlite::Res
     Ok(())
 }
 
-/// Records that the series are kept through the run `run_id`, a sync by this build
-/// that is starting. A build from before the series writes `daily_metrics` without
-/// them: when a run since the last one recorded here was not recorded, the series are
-/// first rebuilt from the rows. Until then [`complete`] is false and readers read
-/// the rows.
-pub fn keep_through(conn: &Connection, run_id: i64) -> rusqlite::Result<()> {
-    let (kept, previous): (i64, i64) = conn.query_row(
-        "SELECT (SELECT COALESCE(MAX(run_id), 0) FROM main.daily_series_kept), \
-                (SELECT COALESCE(MAX(id), 0) FROM main.sync_runs WHERE id < ?1)",
-        [run_id],
-        |row| Ok((row.get(0)?, row.get(1)?)),
-    )?;
-    if kept != previous {
-        tracing::warn!(
-            kept_through_run = kept,
-            last_run = previous,
-            "rebuilding the packed daily series: a sync by an earlier build wrote the mirror"
-        );
-        conn.execute("DELETE FROM main.daily_series", [])?;
-        fill(conn)?;
-    }
-    conn.execute("DELETE FROM main.daily_series_kept", [])?;
-    conn.execute(
-        "INSERT INTO main.daily_series_kept (run_id) VALUES (?1)",
-        [run_id],
-    )?;
-    Ok(())
-}
-
-/// The SQL condition under which the series hold what `daily_metrics` holds: they
-/// are kept through the mirror's last sync run (see [`keep_through`]) and every
+/// The SQL condition under which the series hold what `daily_metrics` holds: every
 /// user's days are packed. Reports read the series only while it holds; `orgledger
 /// status` shows it.
-pub const COMPLETE_SQL: &str = "(SELECT MAX(run_id) FROM main.daily_series_kept) \
-     IS (SELECT MAX(id) FROM main.sync_runs) \
-     AND NOT EXISTS (SELECT 1 FROM main.daily_series WHERE series IS NULL)";
+pub const COMPLETE_SQL: &str = "NOT EXISTS (SELECT 1 FROM main.daily_series WHERE series IS NULL)";
 
 /// Whether [`COMPLETE_SQL`] holds.
 pub fn complete(conn: &Connection) -> rusqlite::Result<bool> {
@@ -536,30 +526,28 @@ mod tests {
     }
 
     #[test]
-    fn after_a_sync_by_an_earlier_build_readers_use_the_rows_until_the_next_sync_rebuilds() {
+    fn a_user_whose_days_cannot_be_packed_sends_readers_to_the_rows() {
         use crate::mirror::testkit::{TestMirror, i};
         let mut m = TestMirror::new();
         m.run("2026-03-02T06:00:00.000Z", |w| {
             w.scope_rows(&DAILY_METRICS, &[i(7)], &[day(7, "2026-03-02", 5)]);
+            w.scope_rows(
+                &DAILY_METRICS,
+                &[i(9)],
+                &[day(9, "2026-03-02T00:00:00Z", 1)],
+            );
         });
         m.close();
-        // What a build from before the series does: a run that writes the rows alone.
         let conn = Connection::open(&m.path).expect("open");
-        assert!(complete(&conn).expect("check"));
-        conn.execute_batch(
-            "INSERT INTO sync_runs (started_at, status) VALUES ('2026-03-03T06:00:00.000Z', 'succeeded');
-             UPDATE daily_metrics SET cpu_compute_time_seconds = 99 WHERE user_id = 7;",
-        )
-        .expect("an earlier build's run");
+        let nulls: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM daily_series WHERE series IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        assert_eq!(nulls, 1, "user 9's day is not YYYY-MM-DD");
         assert!(!complete(&conn).expect("check"));
-        drop(conn);
-        m.run("2026-03-04T06:00:00.000Z", |_| {});
-        m.close();
-        let conn = Connection::open(&m.path).expect("open");
-        assert!(complete(&conn).expect("check"));
-        let (series, rows) = series_and_rows(&m.path, 7);
-        assert_eq!(series[0].1[CPU], Value::Int(99));
-        assert_eq!(series, rows);
     }
 
     #[test]

@@ -31,9 +31,9 @@ mod tests;
 mod windows;
 
 use crate::calendar::months_back;
-use crate::report::Ctx;
 use crate::report::error::{ReportError, pl, unpanicked};
 use crate::report::frame::Kind;
+use crate::report::{Ctx, daily};
 use polars::prelude::*;
 use series::{Calendar, UserDays, WhitelabelDays, growth};
 use std::collections::HashMap;
@@ -240,8 +240,8 @@ fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Vec<Rows>, Names), ReportE
         first: span.horizon,
         today: span.today,
     };
-    let chunks = read::chunks(ctx)?;
-    let source = read::source(ctx)?;
+    let chunks = daily::chunks(ctx)?;
+    let source = daily::source(ctx)?;
     // The chunks are split in two halves, the second read on its own connection in
     // another thread; each half keeps its own white label sums, added up after.
     let (low, high) = chunks.split_at(chunks.len() / 2);
@@ -288,7 +288,7 @@ fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Vec<Rows>, Names), ReportE
 /// and their days added up per white label.
 fn user_rows(
     ctx: &Ctx<'_>,
-    (source, chunks): (read::Source, &[read::IdRange]),
+    (source, chunks): (daily::Source, &[daily::IdRange]),
     calendar: Calendar,
     periods: &Periods,
     whitelabel_of: &HashMap<i64, i64>,

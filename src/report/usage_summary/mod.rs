@@ -5,10 +5,10 @@
 
 mod storage;
 
+use crate::report::Ctx;
 use crate::report::cols::project;
 use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
-use crate::report::{Ctx, packed};
 use polars::prelude::*;
 
 /// The windows, in days.
@@ -77,13 +77,6 @@ const PROJECTS: &[(&str, Kind)] = &[
     ("last_accessed", Kind::Day),
     ("removed_at", Kind::Day),
 ];
-/// One sum per window of [`WINDOWS`], named by [`storage_column`].
-const STORAGE: &[(&str, Kind)] = &[
-    ("user_id", Kind::Int),
-    ("storage_delta_7d", Kind::Real),
-    ("storage_delta_30d", Kind::Real),
-];
-
 /// The `storage` column that sums a user's deltas over the last `days` days.
 fn storage_column(days: i64) -> String {
     format!("storage_delta_{days}d")
@@ -126,11 +119,7 @@ fn read_inputs(ctx: &Ctx<'_>) -> Result<Inputs, ReportError> {
     let people = ctx.read("people", PEOPLE)?;
     let departed = ctx.read("departed", DEPARTED)?;
     let projects = ctx.read("projects", PROJECTS)?;
-    let storage = if packed::usable(ctx, "storage")? {
-        storage::read(ctx)?
-    } else {
-        ctx.read("storage", STORAGE)?
-    };
+    let storage = storage::read(ctx)?;
     Ok(Inputs {
         scopes,
         members: members_per_scope(&people),
@@ -278,17 +267,6 @@ fn storage_growth(inputs: &Inputs, days: i64) -> LazyFrame {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn the_storage_section_has_a_sum_for_every_window() {
-        for days in super::WINDOWS {
-            let column = super::storage_column(days);
-            assert!(
-                super::STORAGE.iter().any(|(name, _)| *name == column),
-                "{column}"
-            );
-        }
-    }
-
     use crate::mirror::spec::*;
     use crate::report::testkit::*;
     use polars::prelude::DataFrame;

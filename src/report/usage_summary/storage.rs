@@ -1,58 +1,72 @@
-//! The `storage` section from the packed daily series (`crate::report::packed`),
-//! worked out as the shipped section does: for every user the mirror knows (white
-//! label users and organization members) with days in the last 30, the storage bytes
-//! added minus deleted (a missing figure counts 0), summed over the last 7 days
-//! (NULL without a day there) and the last 30.
+//! Net storage change per user: for every user the mirror knows (white label users
+//! and organization members) with days in the last 30, the storage bytes added minus
+//! deleted (a missing figure counts 0), summed over the last 7 days (unknown without
+//! a day there) and the last 30. Defined here, once, over the users' daily figures
+//! (`crate::report::daily`), whichever source they come from.
 
+use super::{WINDOWS, storage_column};
 use crate::mirror::daily_series::{STORAGE_ADDED, STORAGE_DELETED, Value};
+use crate::report::Ctx;
+use crate::report::daily;
 use crate::report::error::{ReportError, SqlSite, pl};
-use crate::report::{Ctx, packed};
 use polars::prelude::*;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
-/// One user's sums while their days are read.
-struct Sums {
-    user: i64,
-    last_7: Option<i128>,
-    last_30: i128,
+/// A sum of storage figures: whole bytes exactly, and any fractional figures (a
+/// service that sends them) apart.
+#[derive(Default, Clone, Copy)]
+struct Bytes {
+    whole: i128,
+    fraction: f64,
 }
 
-/// The section's frame: `user_id`, `storage_delta_7d`, `storage_delta_30d`, by user.
+impl Bytes {
+    fn add(&mut self, value: Value, sign: i128) {
+        match value {
+            Value::Int(n) => self.whole += sign * i128::from(n),
+            Value::Real(f) => self.fraction += sign as f64 * f,
+            Value::Null => {}
+        }
+    }
+
+    fn plus(mut self, other: Bytes) -> Bytes {
+        self.whole += other.whole;
+        self.fraction += other.fraction;
+        self
+    }
+
+    fn value(self) -> f64 {
+        self.whole as f64 + self.fraction
+    }
+}
+
+/// The frame `user_id` and one `storage_delta_<w>d` per window `w` of
+/// [`super::WINDOWS`] (the last `w` days, T included), by user.
 pub(super) fn read(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
     let known = known_users(ctx)?;
     let today = ctx.today;
-    let mut done: Vec<Sums> = Vec::new();
-    let mut current: Option<Sums> = None;
-    let users = (i64::MIN, i64::MAX);
-    packed::for_each_day(ctx, users, (today - 29, today), |user, day, values| {
+    let longest = WINDOWS.iter().copied().max().unwrap_or(0);
+    let source = daily::source(ctx)?;
+    let mut sums: BTreeMap<i64, [Option<Bytes>; WINDOWS.len()]> = BTreeMap::new();
+    let days = (today - (longest - 1), today);
+    daily::for_each_day(ctx, source, (None, None), days, |user, day, values| {
         if !known.contains(&user) {
             return;
         }
-        if current.as_ref().is_none_or(|s| s.user != user) {
-            done.extend(current.take());
-            current = Some(Sums {
-                user,
-                last_7: None,
-                last_30: 0,
-            });
-        }
-        let int = |v: Value| match v {
-            Value::Int(n) => i128::from(n),
-            Value::Null | Value::Real(_) => 0,
-        };
-        let delta = int(values[STORAGE_ADDED]) - int(values[STORAGE_DELETED]);
-        if let Some(sums) = current.as_mut() {
-            sums.last_30 += delta;
-            if day > today - 7 {
-                sums.last_7 = Some(sums.last_7.unwrap_or(0) + delta);
+        let mut delta = Bytes::default();
+        delta.add(values[STORAGE_ADDED], 1);
+        delta.add(values[STORAGE_DELETED], -1);
+        let user_sums = sums.entry(user).or_default();
+        for (sum, window) in user_sums.iter_mut().zip(WINDOWS) {
+            if day > today - window {
+                *sum = Some(sum.unwrap_or_default().plus(delta));
             }
         }
     })?;
-    done.extend(current);
-    frame(&done).map_err(pl(ctx.report(), "storage from the packed series"))
+    frame(&sums).map_err(pl(ctx.report(), "storage per user"))
 }
 
-/// The users the section counts: white label users and organization members.
+/// The users the sums count: white label users and organization members.
 fn known_users(ctx: &Ctx<'_>) -> Result<HashSet<i64>, ReportError> {
     let query_err = |cause| ReportError::Query {
         site: SqlSite::boxed(ctx.report(), "users, organization_members", "storage"),
@@ -72,17 +86,12 @@ fn known_users(ctx: &Ctx<'_>) -> Result<HashSet<i64>, ReportError> {
     Ok(known)
 }
 
-/// Sums as whole numbers of bytes, handed over as reals like the section's SUMs.
-fn frame(sums: &[Sums]) -> PolarsResult<DataFrame> {
-    let users: Vec<i64> = sums.iter().map(|s| s.user).collect();
-    let last_7: Vec<Option<f64>> = sums.iter().map(|s| s.last_7.map(|n| n as f64)).collect();
-    let last_30: Vec<f64> = sums.iter().map(|s| s.last_30 as f64).collect();
-    DataFrame::new(
-        sums.len(),
-        vec![
-            Column::new("user_id".into(), users),
-            Column::new("storage_delta_7d".into(), last_7),
-            Column::new("storage_delta_30d".into(), last_30),
-        ],
-    )
+fn frame(sums: &BTreeMap<i64, [Option<Bytes>; WINDOWS.len()]>) -> PolarsResult<DataFrame> {
+    let users: Vec<i64> = sums.keys().copied().collect();
+    let mut columns = vec![Column::new("user_id".into(), users)];
+    for (i, window) in WINDOWS.iter().enumerate() {
+        let values: Vec<Option<f64>> = sums.values().map(|s| s[i].map(Bytes::value)).collect();
+        columns.push(Column::new(storage_column(*window).into(), values));
+    }
+    DataFrame::new(sums.len(), columns)
 }

@@ -1,0 +1,97 @@
+//! The built-in reports, one entry each: what the report run builds and in which
+//! order, the names `report`, the daemon's config and `--help` accept, and what the
+//! benchmark measures all come from [`BUILTIN`]. Adding a built-in report is an entry
+//! here, its module (the job) and its `queries/<name>.sql` (the extract), and its
+//! columns in `reports/README.md`.
+
+use crate::report::completeness::{self, RowSources};
+use crate::report::error::ReportError;
+use crate::report::{
+    Ctx, changes, compute_trends, entitlements, project_compute, trials, usage_summary,
+};
+use polars::prelude::DataFrame;
+
+/// One built-in report.
+pub struct Builtin {
+    /// Its name: the file names of its outputs, and what the command line takes.
+    pub name: &'static str,
+    /// What it holds, in a line (`orgledger report --help`).
+    pub about: &'static str,
+    /// The shipped extract, `queries/<name>.sql`.
+    pub(crate) sql: &'static str,
+    /// The job: the report's table from the extract's sections.
+    pub(crate) build: fn(&Ctx<'_>) -> Result<DataFrame, ReportError>,
+    /// Which input each row depends on, for the completeness columns; None for a
+    /// report whose rows do not carry them.
+    pub(crate) completeness: Option<RowSources>,
+    /// Relative cost (lowest first): the heaviest reports start first, so a run
+    /// ends when its longest report does.
+    pub(crate) cost: u8,
+}
+
+/// The built-in reports, in the order they are listed and written.
+pub const BUILTIN: &[Builtin] = &[
+    Builtin {
+        name: "entitlements",
+        about: "each organization's limits: used, limit, share and status, with projections",
+        sql: include_str!("../../queries/entitlements.sql"),
+        build: entitlements::build,
+        completeness: Some(completeness::entitlements),
+        cost: 2,
+    },
+    Builtin {
+        name: "trials",
+        about: "white label users' trials: days left and status",
+        sql: include_str!("../../queries/trials.sql"),
+        build: trials::build,
+        completeness: None,
+        cost: 3,
+    },
+    Builtin {
+        name: "project_compute",
+        about: "each project's compute used against its budget",
+        sql: include_str!("../../queries/project_compute.sql"),
+        build: project_compute::build,
+        completeness: Some(completeness::project_compute),
+        cost: 3,
+    },
+    Builtin {
+        name: "compute_trends",
+        about: "compute time per user, white label and organization by day, week and month",
+        sql: include_str!("../../queries/compute_trends.sql"),
+        build: compute_trends::build,
+        completeness: Some(completeness::compute_trends),
+        cost: 0,
+    },
+    Builtin {
+        name: "usage_summary",
+        about: "people, projects and storage per organization and white label, last 7 and 30 days",
+        sql: include_str!("../../queries/usage_summary.sql"),
+        build: usage_summary::build,
+        completeness: Some(completeness::usage_summary),
+        cost: 1,
+    },
+    Builtin {
+        name: changes::REPORT,
+        about: "what changed in the mirror over the week before the as-of date",
+        sql: include_str!("../../queries/changes.sql"),
+        build: changes::build,
+        completeness: None,
+        cost: 3,
+    },
+];
+
+/// The built-in report called `name`.
+pub fn find(name: &str) -> Option<&'static Builtin> {
+    BUILTIN.iter().find(|b| b.name == name)
+}
+
+/// The built-in reports as `--help` lists them, a line each.
+pub fn help() -> String {
+    let width = BUILTIN.iter().map(|b| b.name.len()).max().unwrap_or(0);
+    BUILTIN
+        .iter()
+        .map(|b| format!("  {:width$}  {}", b.name, b.about))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
