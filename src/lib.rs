@@ -29,7 +29,8 @@
 //! * [`report`]: the weekly reports. [`report::run`] takes [`report::ReportOptions`]
 //!   (mirror, as-of date, report names, [`report::Format`]s, output folder) and
 //!   returns a [`report::ReportOutcome`] listing the files written, with a manifest.
-//!   [`report::builtin_names`] lists the built-in reports.
+//!   [`report::registry::BUILTIN`] is the one list of built-in reports (name,
+//!   description, extract, job).
 //!
 //! * [`export`]: the mirror as Parquet files. [`export::run`] takes
 //!   [`export::ExportOptions`] (mirror, folder, as-of date or history, tables) and
@@ -49,9 +50,12 @@
 //!   the tests and the benchmarks. [`sandbox::start`] serves a world sized by a
 //!   [`sandbox::Profile`] on loopback and returns a [`sandbox::SandboxHandle`].
 //!
-//! Everything else (the mirror's row writer, the sync's writer thread, the
-//! daily-metrics scanner, the report frames and SQL helpers, the settings and
-//! scheduling of the daemon) is crate-internal.
+//! Everything else is crate-internal: the mirror's row writer, the sync's writer
+//! thread, the daily-metrics scanner, the report frames and SQL helpers, the
+//! settings and scheduling of the daemon, and the modules below every room
+//! (`calendar`: days; `output`: atomic, hashed files and the Parquet writer;
+//! `frame_values`: reading finished frames' cells). `docs/architecture.md` gives
+//! the order of the rooms: each imports only from those below it.
 
 pub mod alerts;
 pub mod api;

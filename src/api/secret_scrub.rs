@@ -3,8 +3,9 @@
 //! Two forms: [`redact_json`] for a parsed value (the `api` command prints it), and
 //! [`redact_body`] for the bytes the mirror keeps. The second works on the bytes
 //! directly: parsing every project document into a `serde_json::Value` and writing
-//! it back is a cost a sync notices, and would rewrite the body (sorted keys, no
-//! whitespace) where the mirror should keep it as received.
+//! it back costs a twentieth of a large sync's CPU (docs/performance.md), and would
+//! rewrite the body (sorted keys, no whitespace) where the mirror should keep it as
+//! received.
 
 /// JSON keys whose values are secrets in the API's answers (development keys of
 /// get-project-info, the new project's key of create-project).

@@ -8,7 +8,7 @@
 //! themselves, 8 bytes each, and the rest (the experiments' scopes) as 128-bit
 //! digests of their text, both in sorted vectors grown by an eighth at a time: 8-10
 //! MB. At the sync's peak, while the project list streams, heaptrack counts 2-5 MB
-//! here where the hash sets held 6 MB. Documents
+//! here against 6 MB for the hash sets. Documents
 //! are fetched in key order, so most keys arrive above every key before them and
 //! are appended; the few that do not wait in a small hash set that is merged in once
 //! it holds an eighth of the sorted part.

@@ -55,6 +55,17 @@ pub fn open_rw(path: &Path) -> Result<Connection, MirrorError> {
     Ok(conn)
 }
 
+/// Rebuilds every derived table (`spec::TableSpec::derived`) from the rows it is
+/// derived from, for rows that did not go through the writer.
+pub fn rebuild_derived(conn: &Connection) -> rusqlite::Result<()> {
+    for spec in spec::TABLES {
+        for derived in spec.derived {
+            (derived.rebuild)(conn)?;
+        }
+    }
+    Ok(())
+}
+
 /// Opens an existing mirror read-only (reports, `query`, `status`).
 ///
 /// Read-only at the SQLite level, so a user's `query` cannot write whatever SQL it

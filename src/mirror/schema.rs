@@ -108,12 +108,13 @@ const MIGRATIONS: &[Migration] = &[
     // The writer keeps the packed series in the transaction that writes the rows
     // (`crate::mirror::spec::Derived`), and no released build writes `daily_metrics`
     // without them, so there is no earlier build's sync to notice: the run that last
-    // kept them is not recorded any more.
+    // kept them is not recorded any more. Series that were waiting for the rebuild
+    // that record used to trigger get it here.
     Migration {
         version: 9,
         what: "daily_series_kept dropped: the series are kept with the rows",
         sql: include_str!("migrations/0009.sql"),
-        fill: None,
+        fill: Some(crate::mirror::daily_series::rebuild),
     },
 ];
 

@@ -86,6 +86,9 @@ pub struct Derived {
     /// the scope held no rows before, so `rows` are all it holds. Called only when
     /// the write changed a row.
     pub keep: KeepDerived,
+    /// Rebuilds the whole derived table from the rows (after rows were written
+    /// some other way: a migration, a test's hand-made mirror).
+    pub rebuild: fn(&rusqlite::Connection) -> rusqlite::Result<()>,
 }
 
 /// See [`Derived::keep`]: `(conn, scope, rows, new_scope)`.

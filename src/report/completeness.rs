@@ -372,15 +372,14 @@ pub(crate) enum Source {
 /// apply to: users' and white labels' trends that read no collided day). A report
 /// whose rows carry the completeness columns names its function in the registry
 /// (`crate::report::registry`).
-pub(crate) type RowSources =
-    for<'a> fn(&'a Completeness, &'a DataFrame) -> Box<dyn Iterator<Item = Option<Source>> + 'a>;
+pub(crate) type RowSources = for<'a> fn(&'a Completeness, &'a DataFrame) -> Sources<'a>;
+
+/// Each row's [`Source`], in row order.
+pub(crate) type Sources<'a> = Box<dyn Iterator<Item = Option<Source>> + 'a>;
 
 /// `entitlements`: a limit's figure depends on its organization's document; compute
 /// summed over project information also on every project's.
-pub(crate) fn entitlements<'a>(
-    _: &'a Completeness,
-    df: &'a DataFrame,
-) -> Box<dyn Iterator<Item = Option<Source>> + 'a> {
+pub(crate) fn entitlements<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
     let org = ints(df, "organization_id");
     let metric = strs(df, "metric");
     let source = strs(df, "source");
@@ -397,10 +396,7 @@ pub(crate) fn entitlements<'a>(
 }
 
 /// `project_compute`: each row is one project's information.
-pub(crate) fn project_compute<'a>(
-    _: &'a Completeness,
-    df: &'a DataFrame,
-) -> Box<dyn Iterator<Item = Option<Source>> + 'a> {
+pub(crate) fn project_compute<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
     Box::new(
         ints(df, "project_id")
             .into_iter()
@@ -410,10 +406,7 @@ pub(crate) fn project_compute<'a>(
 
 /// `compute_trends`: an organization's compute, or the collided days a user's or
 /// white label's row reads.
-pub(crate) fn compute_trends<'a>(
-    complete: &'a Completeness,
-    df: &'a DataFrame,
-) -> Box<dyn Iterator<Item = Option<Source>> + 'a> {
+pub(crate) fn compute_trends<'a>(complete: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
     // Read from the columns as they are, not copied into vectors: the report has 2.2
     // million rows over an xlarge mirror.
     let text = |name| df.column(name).ok().and_then(|c| c.str().ok());
@@ -435,10 +428,7 @@ pub(crate) fn compute_trends<'a>(
 }
 
 /// `usage_summary`: an organization's document, or the white label's users.
-pub(crate) fn usage_summary<'a>(
-    _: &'a Completeness,
-    df: &'a DataFrame,
-) -> Box<dyn Iterator<Item = Option<Source>> + 'a> {
+pub(crate) fn usage_summary<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
     let scope = strs(df, "scope");
     let id = ints(df, "id");
     Box::new((0..df.height()).map(move |r| {

@@ -55,10 +55,6 @@ pub enum ReportError {
         /// SQLite's reason.
         cause: rusqlite::Error,
     },
-    /// A job stopped because the read every report shares failed; that failure is
-    /// the one reported.
-    #[error("stopped: the completeness of the mirror could not be read")]
-    Stopped,
     /// The as-of date is one the mirror cannot answer for.
     #[error(transparent)]
     Coverage(#[from] crate::mirror::coverage::CoverageError),

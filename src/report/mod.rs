@@ -47,14 +47,13 @@ use crate::mirror::asof;
 use chrono::NaiveDate;
 use frame::Kind;
 use polars::prelude::DataFrame;
+use rayon::prelude::*;
 use registry::Builtin;
 use rusqlite::Connection;
 use rusqlite::types::Value;
 use sql::Extract;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -470,7 +469,13 @@ fn cost(job: &Job) -> u8 {
 
 type Built = (String, DataFrame, Vec<WrittenFile>);
 
-/// Builds and writes every job on a few threads; results come back in job order.
+/// Builds and writes every job; results come back in job order.
+///
+/// The jobs run on a pool of up to four threads, the heaviest first, each on a
+/// read-only connection of its own (SQLite reads are single-threaded per
+/// connection), while the completeness every built-in report's rows take is read
+/// once on `first_conn`. Then each report gets its completeness columns, its
+/// pseudonyms and its files, again in parallel.
 fn build_all(
     opts: &ReportOptions,
     jobs: &[Job],
@@ -484,83 +489,55 @@ fn build_all(
         .map_or(2, |n| n.get())
         .clamp(1, 4)
         .min(jobs.len().max(1));
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let results: Mutex<Vec<(usize, Result<Built, ReportError>)>> = Mutex::new(Vec::new());
-    // Every report's rows take their completeness from one read, done on this thread
-    // while the jobs build (they wait for it only to attach it). A failed read is
-    // returned from here; the jobs just stop.
-    let complete: OnceLock<Option<completeness::Completeness>> = OnceLock::new();
-    let read_error = std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                let conn = match open(&opts.db, opts.as_of) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        failed.store(true, Ordering::SeqCst);
-                        if let Ok(mut r) = results.lock() {
-                            r.push((usize::MAX, Err(e)));
-                        }
-                        return;
-                    }
-                };
-                loop {
-                    if failed.load(Ordering::SeqCst) {
-                        return;
-                    }
-                    let k = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&i) = order.get(k) else { return };
-                    let job = &jobs[i];
-                    let outcome = error::unpanicked(
-                        &job.name,
-                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            build_one(opts, &conn, job, formats, dir, &complete)
-                        })),
-                    );
-                    match outcome {
-                        Err(ReportError::Stopped) => return,
-                        Err(_) => failed.store(true, Ordering::SeqCst),
-                        Ok(_) => {}
-                    }
-                    if let Ok(mut r) = results.lock() {
-                        r.push((i, outcome));
-                    }
-                }
-            });
-        }
-        let read = completeness::Completeness::read(&first_conn, opts.as_of);
-        drop(first_conn);
-        let (value, error) = match read {
-            Ok(c) => (Some(c), None),
-            Err(e) => (None, Some(e)),
-        };
-        if error.is_some() {
-            failed.store(true, Ordering::SeqCst);
-        }
-        let _ = complete.set(value);
-        error
-    });
-    if let Some(error) = read_error {
-        return Err(error);
-    }
-
-    let mut results = results
-        .into_inner()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, r)| r).collect()
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("report-{i}"))
+        .build()
+        .map_err(|e| ReportError::Io {
+            path: dir.to_path_buf(),
+            cause: std::io::Error::other(format!("cannot start the report threads: {e}")),
+        })?;
+    let (complete, frames) = pool.join(
+        move || completeness::Completeness::read(&first_conn, opts.as_of),
+        || {
+            order
+                .par_iter()
+                .with_max_len(1)
+                .map(|&i| guarded(&jobs[i].name, || build_frame(opts, &jobs[i])).map(|df| (i, df)))
+                .collect::<Result<Vec<_>, _>>()
+        },
+    );
+    let (complete, mut frames) = (complete?, frames?);
+    frames.sort_by_key(|(i, _)| *i);
+    pool.install(|| {
+        frames
+            .into_par_iter()
+            .map(|(i, df)| {
+                let job = &jobs[i];
+                guarded(&job.name, || {
+                    finish(opts, job, df, &complete, (formats, dir))
+                })
+            })
+            .collect()
+    })
 }
 
-fn build_one(
-    opts: &ReportOptions,
-    conn: &Connection,
-    job: &Job,
-    formats: &[Format],
-    dir: &Path,
-    complete: &OnceLock<Option<completeness::Completeness>>,
-) -> Result<Built, ReportError> {
+/// `work`'s outcome, with a panic reported as `report`'s failure.
+fn guarded<T>(
+    report: &str,
+    work: impl FnOnce() -> Result<T, ReportError>,
+) -> Result<T, ReportError> {
+    error::unpanicked(
+        report,
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)),
+    )
+}
+
+/// A job's table, from a connection of its own.
+fn build_frame(opts: &ReportOptions, job: &Job) -> Result<DataFrame, ReportError> {
+    let conn = open(&opts.db, opts.as_of)?;
     let ctx = Ctx {
-        conn,
+        conn: &conn,
         db: &opts.db,
         as_of: opts.as_of,
         today: crate::calendar::day_of(opts.as_of),
@@ -568,26 +545,35 @@ fn build_one(
         extract: &job.extract,
     };
     let started = std::time::Instant::now();
-    let mut df = match job.builtin {
+    let df = match job.builtin {
         Some(builtin) => (builtin.build)(&ctx)?,
         None => custom(&ctx)?,
     };
+    tracing::debug!(
+        report = %job.name,
+        rows = df.height(),
+        built_ms = started.elapsed().as_millis() as u64,
+        "report built"
+    );
+    Ok(df)
+}
+
+/// A built table with its completeness columns and pseudonyms, written in
+/// `formats` into `dir`.
+fn finish(
+    opts: &ReportOptions,
+    job: &Job,
+    mut df: DataFrame,
+    complete: &completeness::Completeness,
+    (formats, dir): (&[Format], &Path),
+) -> Result<Built, ReportError> {
     if let Some(sources) = job.builtin.and_then(|b| b.completeness) {
-        let complete = complete.wait().as_ref().ok_or(ReportError::Stopped)?;
         df = complete.attach(&job.name, sources, df)?;
     }
-    let built = started.elapsed();
     if opts.redact_pii {
         df = pii::redact(&job.name, df, job.builtin.is_none())?;
     }
     let files = write_formats(dir, &job.name, &df, formats, opts.file_mode)?;
-    tracing::debug!(
-        report = %job.name,
-        rows = df.height(),
-        built_ms = built.as_millis() as u64,
-        total_ms = started.elapsed().as_millis() as u64,
-        "report written"
-    );
     Ok((job.name.clone(), df, files))
 }
 

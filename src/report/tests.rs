@@ -3,7 +3,7 @@
 
 use crate::mirror::spec::*;
 use crate::report::testkit::*;
-use crate::report::{ReportError, ReportOptions, run};
+use crate::report::{ReportError, run};
 use sha2::{Digest, Sha256};
 use std::time::Instant;
 
@@ -341,100 +341,22 @@ fn manifest_lists_every_file_with_rows_and_checksum() {
     assert!(summary.contains("Björk"), "{summary}");
 }
 
-fn mirror_options(dir: &std::path::Path, as_of: chrono::NaiveDate) -> ReportOptions {
-    let mut opts = ReportOptions::new(dir.join("mirror.db"), as_of);
-    opts.out_root = dir.join("out");
-    opts.queries_dir = Some(dir.join("queries"));
-    opts
-}
-
-/// Day the benchmark mirror's sandbox world starts; its two syncs are a week apart.
-fn bench_start() -> chrono::NaiveDate {
-    chrono::NaiveDate::from_ymd_opt(2025, 6, 23).expect("date")
-}
-
-/// The speed bar: all five reports over a mirror synced from the `large` sandbox
-/// world. Run with
-/// `cargo test --release --lib report::tests::bench_large_sandbox_mirror -- --ignored --nocapture`.
+/// Prints the query plan and time of every section of every shipped extract over the
+/// mirror ORGLEDGER_EXPLAIN_DB as of ORGLEDGER_EXPLAIN_AS_OF (default today), with
+/// the bundled SQLite; ORGLEDGER_EXPLAIN=report/part picks sections.
 #[test]
-#[ignore]
-fn bench_large_sandbox_mirror() {
-    // ORGLEDGER_BENCH_DIR keeps the mirror between runs (synced once).
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = std::env::var_os("ORGLEDGER_BENCH_DIR")
-        .map_or_else(|| tmp.path().to_path_buf(), std::path::PathBuf::from);
-    let path = dir.join("mirror.db");
-    let as_of = bench_start() + chrono::Days::new(7);
-    if !path.exists() {
-        std::fs::create_dir_all(&dir).expect("bench dir");
-        let started = Instant::now();
-        let synced = synced_sandbox_mirror(&path, crate::sandbox::Profile::Large, bench_start(), 2);
-        assert_eq!(synced, as_of);
-        eprintln!("mirror synced in {:.2?}", started.elapsed());
-    }
-    for attempt in 1..=3 {
-        let started = Instant::now();
-        let cpu0 = cpu_seconds();
-        let mut opts = mirror_options(&dir, as_of);
-        // ORGLEDGER_BENCH_NAMES=a,b limits the run to some reports (for profiling).
-        if let Ok(names) = std::env::var("ORGLEDGER_BENCH_NAMES") {
-            opts.names = names.split(',').map(str::to_string).collect();
-        }
-        let outcome = run(&opts).expect("run");
-        let elapsed = started.elapsed();
-        eprintln!("cpu time {:.2}s", cpu_seconds() - cpu0);
-        let rows: Vec<String> = outcome
-            .frames
-            .iter()
-            .map(|(n, df)| format!("{n}={}", df.height()))
-            .collect();
-        eprintln!(
-            "run {attempt}: all five reports in {elapsed:.2?} ({})",
-            rows.join(", ")
-        );
-        if attempt == 1 {
-            eprintln!("{}", crate::report::summary(&outcome));
-        }
-    }
-}
-
-/// CPU time (user + system) of this process so far, in seconds (Linux).
-pub fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    let Some(rest) = stat.rsplit(')').next() else {
-        return 0.0;
-    };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-/// Prints the query plan and time of every section of every shipped extract over
-/// the benchmark mirror (ORGLEDGER_BENCH_DIR), with the bundled SQLite.
-#[test]
-#[ignore]
+#[ignore = "a tool: prints query plans of a mirror named by ORGLEDGER_EXPLAIN_DB"]
 fn explain_shipped_queries() {
-    let Some(dir) = std::env::var_os("ORGLEDGER_BENCH_DIR") else {
+    let Some(path) = std::env::var_os("ORGLEDGER_EXPLAIN_DB") else {
         return;
     };
-    let path = std::path::PathBuf::from(dir).join("mirror.db");
-    let as_of = bench_start() + chrono::Days::new(7);
-    let conn = crate::mirror::open_ro(&path).expect("open");
+    let as_of = std::env::var("ORGLEDGER_EXPLAIN_AS_OF")
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .unwrap_or_else(|| chrono::Utc::now().date_naive());
+    let conn = crate::mirror::open_ro(std::path::Path::new(&path)).expect("open");
     crate::report::install_views(&conn, as_of).expect("views");
-    let params = [
-        (":as_of", rusqlite::types::Value::Text("2025-06-30".into())),
-        (
-            ":cutoff",
-            rusqlite::types::Value::Text("2025-07-01T00:00:00.000Z".into()),
-        ),
-    ];
+    let params = crate::report::Ctx::params(as_of);
     let only = std::env::var("ORGLEDGER_EXPLAIN").unwrap_or_default();
     for name in crate::report::builtin_names() {
         let extract =
@@ -446,9 +368,8 @@ fn explain_shipped_queries() {
             let mut stmt = conn
                 .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
                 .expect("explain");
-            for (i, (n, v)) in params.iter().enumerate() {
+            for (n, v) in &params {
                 if let Ok(Some(idx)) = stmt.parameter_index(n) {
-                    let _ = i;
                     stmt.raw_bind_parameter(idx, v).expect("bind");
                 }
             }
@@ -500,96 +421,4 @@ fn html_page_is_written_with_the_other_files() {
     assert!(html.contains("Ada Lovelace"));
     let manifest = std::fs::read_to_string(&out.manifest).expect("manifest");
     assert!(manifest.contains("\"file\": \"index.html\""), "{manifest}");
-}
-
-/// Syncs the sandbox world of `profile` (clock starting on `start`) into `db` over
-/// HTTP, `rounds` times a week apart so the mirror has history; returns the day of
-/// the last sync (the as-of date to report at).
-fn synced_sandbox_mirror(
-    db: &std::path::Path,
-    profile: crate::sandbox::Profile,
-    start: chrono::NaiveDate,
-    rounds: u64,
-) -> chrono::NaiveDate {
-    use crate::api::secret::Secret;
-    use crate::api::{Client, ClientConfig, Credentials};
-    use crate::sandbox::SandboxOptions;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let sandbox = crate::sandbox::start(SandboxOptions {
-            profile,
-            start_date: Some(start),
-            ..SandboxOptions::default()
-        })
-        .await
-        .expect("sandbox");
-        let info = sandbox.info.clone();
-        let client = Client::new(ClientConfig::new(
-            info.url.clone(),
-            Credentials {
-                api_key: Some(Secret::new(info.org_api_key.clone())),
-                jwt: Some(Secret::new(info.jwt.clone())),
-            },
-        ))
-        .expect("client");
-        let opts = crate::sync::SyncOptions {
-            db: db.to_path_buf(),
-            whitelabel_org: Some(info.whitelabel_organization_id),
-            has_jwt: true,
-            store_secrets: false,
-            progress: false,
-        };
-        let http = reqwest::Client::new();
-        for round in 0..rounds {
-            if round > 0 {
-                let answer = http
-                    .post(format!("{}/sandbox/advance?days=7", info.url))
-                    .header("x-jwt-token", &info.jwt)
-                    .send()
-                    .await
-                    .expect("advance");
-                assert!(answer.status().is_success());
-            }
-            crate::sync::run(&client, &opts, None).await.expect("sync");
-        }
-        sandbox.shutdown().await;
-    });
-    start + chrono::Days::new(7 * rounds.saturating_sub(1))
-}
-
-/// End to end: the sandbox over HTTP, three syncs a week apart (so the mirror has
-/// history), then every report as of the last sync's day.
-#[test]
-fn reports_over_a_synced_sandbox_world() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let start = chrono::NaiveDate::from_ymd_opt(2025, 5, 1).expect("date");
-    let as_of = synced_sandbox_mirror(
-        &dir.path().join("mirror.db"),
-        crate::sandbox::Profile::Tiny,
-        start,
-        3,
-    );
-    assert_eq!(as_of, start + chrono::Days::new(14));
-    let mut opts = mirror_options(dir.path(), as_of);
-    opts.queries_dir = None;
-    let outcome = run(&opts).expect("reports");
-    assert_eq!(outcome.frames.len(), 6);
-    assert_eq!(outcome.files.len(), 12);
-    for f in &outcome.files {
-        assert!(f.path.is_file(), "{}", f.path.display());
-    }
-    assert!(outcome.run_id.is_some());
-    for name in crate::report::builtin_names() {
-        assert!(outcome.frames[name].height() > 0, "{name} is empty");
-    }
-    let trends = &outcome.frames["compute_trends"];
-    assert!(
-        (0..trends.height()).any(|r| text_of(trends, r, "entity_type") == "organization"),
-        "organization trends come from three syncs of history"
-    );
-    assert!(crate::report::summary(&outcome).contains("Top compute users"));
 }

@@ -194,20 +194,20 @@ fn write_csv<W: Write>(
         .from_writer(out);
     w.write_record(names)?;
     let mut field: Vec<u8> = Vec::new();
-    let mut digits = [0u8; 20];
+    let mut digits = itoa::Buffer::new();
     for r in 0..rows {
         for col in cols {
             field.clear();
             match col {
                 Cells::Int(v) => {
                     if let Some(n) = v.get(r) {
-                        field.extend_from_slice(int_text(n, &mut digits));
+                        field.extend_from_slice(digits.format(n).as_bytes());
                     }
                 }
                 Cells::Float(v) => {
                     if let Some(f) = v.get(r).filter(|f| f.is_finite()) {
                         if let Some(n) = integral(f) {
-                            field.extend_from_slice(int_text(n, &mut digits));
+                            field.extend_from_slice(digits.format(n).as_bytes());
                         } else {
                             // `Display` never uses an exponent: whole numbers beyond
                             // i64 come out as plain digits too.
@@ -250,35 +250,14 @@ fn integral(f: f64) -> Option<i64> {
 fn write_json_float<W: Write>(
     out: &mut W,
     f: f64,
-    digits: &mut [u8; 20],
+    digits: &mut itoa::Buffer,
 ) -> Result<(), serde_json::Error> {
     let io = serde_json::Error::io;
     match integral(f) {
-        Some(n) => out.write_all(int_text(n, digits)).map_err(io),
+        Some(n) => out.write_all(digits.format(n).as_bytes()).map_err(io),
         None if f.fract() == 0.0 => write!(out, "{f}").map_err(io),
         None => serde_json::to_writer(out, &f),
     }
-}
-
-/// Decimal text of an integer in `buf`, as bytes (formatting through `fmt` costs more
-/// than the rest of a cell's output, and checking the digits are UTF-8 a tenth of it).
-fn int_text(n: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    let negative = n < 0;
-    let mut m = n.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (m % 10) as u8;
-        m /= 10;
-        if m == 0 {
-            break;
-        }
-    }
-    if negative {
-        i -= 1;
-        buf[i] = b'-';
-    }
-    &buf[i..]
 }
 
 fn write_json<W: Write>(
@@ -293,7 +272,7 @@ fn write_json<W: Write>(
         .collect::<Result<_, _>>()?;
     let io = serde_json::Error::io;
     out.write_all(b"[").map_err(io)?;
-    let mut digits = [0u8; 20];
+    let mut digits = itoa::Buffer::new();
     // A row is put together in memory and written at once: written piece by piece
     // (six writes a cell) to the buffered file, the calls cost more than the
     // formatting.
@@ -309,7 +288,7 @@ fn write_json<W: Write>(
             line.push(b':');
             match col {
                 Cells::Int(v) => match v.get(r) {
-                    Some(n) => line.extend_from_slice(int_text(n, &mut digits)),
+                    Some(n) => line.extend_from_slice(digits.format(n).as_bytes()),
                     None => line.extend_from_slice(b"null"),
                 },
                 Cells::Float(v) => match v.get(r).filter(|f| f.is_finite()) {
@@ -433,20 +412,7 @@ mod tests {
     }
 
     #[test]
-    fn integers_format_like_display() {
-        let mut buf = [0u8; 20];
-        for n in [
-            0,
-            7,
-            -7,
-            10,
-            1_234_567,
-            i64::MAX,
-            i64::MIN,
-            -1_000_000_000_000,
-        ] {
-            assert_eq!(int_text(n, &mut buf), n.to_string().as_bytes());
-        }
+    fn whole_floats_are_integral_in_the_i64_range() {
         assert_eq!(integral(3.0), Some(3));
         assert_eq!(integral(-2.0), Some(-2));
         assert_eq!(integral(2.5), None);

@@ -1,11 +1,11 @@
 //! The crawl's queue: documents found but not fetched yet, taken in [`Job::order`].
 //!
 //! When the project list of the `xlarge` world ends, its projects are queued at once
-//! behind the users found so far: about 150,000 documents waiting. As a `BTreeMap`
-//! of whole jobs that was ~90 bytes a document (key, job and pass in half-full
-//! nodes), 13 MB at the sync's peak. Here a first-pass job of one entity is one
-//! `i64` in a min-heap of its kind (8 bytes, at most twice that while the heap's
-//! vector grows): 2 MB. The heap's lane gives back the rest of the job. A heap
+//! behind the users found so far: about 150,000 documents waiting. A `BTreeMap` of
+//! whole jobs would take ~90 bytes a document (key, job and pass in half-full nodes),
+//! 13 MB at the sync's peak. Here a first-pass job of one entity is one `i64` in a
+//! min-heap of its kind (8 bytes, at most twice that while the heap's vector grows):
+//! 2 MB. The heap's lane gives back the rest of the job. A heap
 //! rather than a sorted vector because ids arrive a few at a time in any order (the
 //! members of each organization) and leave smallest first; a sorted vector would
 //! move half of itself for every id. The lists and second passes are few and stay

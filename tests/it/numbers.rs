@@ -1,4 +1,4 @@
-//! Numbers finance can trust (issue 15, the data layer), over HTTP against a
+//! Numbers finance can trust, from the data layer up, over HTTP against a
 //! sandbox serving a hand-shaped world: soft-deleted projects still count, an
 //! organization without projects has compute 0, a 2^60 limit survives every way it
 //! can be written, a `+02:00` midnight record keeps its day, and a departed user's

@@ -189,3 +189,50 @@ async fn reports_match_hand_computations_from_the_api_and_need_no_network() {
         "the small world has trials in most states: {seen_statuses:?}"
     );
 }
+
+/// Three syncs a week apart (so the mirror has history), then every built-in report
+/// as of the last sync's day: none is empty, organizations' trends come from the
+/// history, and the terminal summary names the top compute users.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_report_over_three_weekly_syncs_has_rows_and_organization_trends() {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (dir, db) = common::scratch();
+    let (client, opts) = (common::admin(&sb), common::sync_opts(&sb, &db));
+    for round in 0..3 {
+        if round > 0 {
+            assert_eq!(
+                common::admin_post(&sb, "/sandbox/advance?days=7").await,
+                200
+            );
+        }
+        let outcome = sync::run(&client, &opts, None).await.expect("sync runs");
+        assert_eq!(
+            outcome.status,
+            orgledger::mirror::runs::RunStatus::Succeeded
+        );
+    }
+    let as_of = common::start_date() + chrono::Days::new(14);
+    let mut ropts = ReportOptions::new(&db, as_of);
+    ropts.out_root = dir.path().join("out");
+    let outcome = report::run(&ropts).expect("reports");
+    assert_eq!(outcome.frames.len(), 6);
+    assert_eq!(outcome.files.len(), 12);
+    for f in &outcome.files {
+        assert!(f.path.is_file(), "{}", f.path.display());
+    }
+    assert!(outcome.run_id.is_some());
+    for name in report::builtin_names() {
+        assert!(outcome.frames[name].height() > 0, "{name} is empty");
+    }
+    let trends = &outcome.frames["compute_trends"];
+    let kinds = trends
+        .column("entity_type")
+        .expect("entity_type")
+        .str()
+        .expect("text");
+    assert!(
+        kinds.iter().any(|k| k == Some("organization")),
+        "organization trends come from three syncs of history"
+    );
+    assert!(report::summary(&outcome).contains("Top compute users"));
+}

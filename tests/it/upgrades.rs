@@ -45,6 +45,11 @@ fn build_fixture(path: &Path, version: i64) {
     schema::migrate_to(&mut conn, version).expect("frozen steps");
     let present = tables(&conn);
     fill(&conn, &present);
+    // From version 9 on, a fixture holds its derived tables as the writer keeps
+    // them (those of 7 and 8 were left empty; migration 9 rebuilds them).
+    if version >= 9 {
+        orgledger::mirror::rebuild_derived(&conn).expect("derived tables");
+    }
 }
 
 /// The tables of a database.
@@ -301,13 +306,22 @@ fn every_schema_version_has_a_committed_fixture() {
     }
 }
 
+/// Tables whose rows an upgrade may change: not data the service sent. Migration 9
+/// drops `daily_series_kept` (which sync run last kept the packed series) and
+/// rebuilds `daily_series` (derived from `daily_metrics`; the reports compared below
+/// read it).
+const NOT_KEPT: &[&str] = &["daily_series_kept", "daily_series"];
+
 #[test]
 fn every_released_version_upgrades_in_place_keeps_its_rows_and_reports_alike() {
     for version in 1..=schema::CURRENT_VERSION {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = dir.path().join("upgraded.db");
         copy_private(&fixture(version), &db);
-        let cols = columns(&db);
+        let mut cols = columns(&db);
+        for table in NOT_KEPT {
+            cols.remove(*table);
+        }
         let before = digests(&db, &cols, version);
 
         // Opening read-write upgrades an older mirror in place.
@@ -328,7 +342,12 @@ fn every_released_version_upgrades_in_place_keeps_its_rows_and_reports_alike() {
         // The same rows, written into a mirror this build created.
         let fresh = dir.path().join("fresh.db");
         drop(orgledger::mirror::open_rw(&fresh).expect("a new mirror"));
-        fill(&common::open(&fresh), &cols.keys().cloned().collect());
+        let conn = common::open(&fresh);
+        fill(&conn, &cols.keys().cloned().collect());
+        // Rows written by hand rather than by the writer: the tables derived from
+        // them are built as the writer would have kept them.
+        orgledger::mirror::rebuild_derived(&conn).expect("derived tables");
+        drop(conn);
         for as_of in AS_OF {
             assert_eq!(
                 common::report_files(&db, as_of),

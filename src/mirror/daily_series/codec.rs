@@ -6,7 +6,7 @@
 //!
 //! Written out here rather than through a serialization crate: through bincode's
 //! derived decoder the same records cost 60 ns each, 9 % of the CPU of all six
-//! reports over large; this loop takes a few.
+//! reports over large; this loop takes a few nanoseconds a record.
 
 use super::{VALUES, Value};
 

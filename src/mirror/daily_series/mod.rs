@@ -184,7 +184,14 @@ fn cell(row: &[Sql], i: usize) -> ValueRef<'_> {
 pub const DERIVED: Derived = Derived {
     name: "daily_series",
     keep,
+    rebuild,
 };
+
+/// Replaces every series by one packed from the live rows.
+pub fn rebuild(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute("DELETE FROM main.daily_series", [])?;
+    fill(conn)
+}
 
 fn keep(
     conn: &Connection,

@@ -2,9 +2,9 @@
 //! previous period, the organizations' own column and rounding, each column made once.
 //!
 //! Each column is built straight from the rows' vectors (the value columns take them
-//! over without a copy). Over an xlarge mirror the report has 2.2 million rows; going
-//! through polars expressions, every step (the derived columns, rounding, the final
-//! selection) made another copy of the table, and those copies were a third of the
+//! over without a copy). Over an xlarge mirror the report has 2.2 million rows; through
+//! polars expressions every step (the derived columns, rounding, the final selection)
+//! would make another copy of the table, and those copies come to a third of the
 //! report's peak memory.
 
 use super::windows::{Periods, Rows};
