@@ -6,7 +6,6 @@
 //! figure of an incomplete row is a lower bound, so `exceeded` stays certain.
 
 use crate::calendar::{day_of, parse_day};
-use crate::frame_values::{ints, strs};
 use crate::report::compute_trends::DaysRead;
 use crate::report::error::{ReportError, SqlSite, pl};
 use chrono::NaiveDate;
@@ -256,7 +255,7 @@ impl Completeness {
     /// The source of a `compute_trends` row: an organization's compute, or the
     /// collided days a user's or white label's row reads (None when it reads none:
     /// the columns stay empty on those rows).
-    fn trend_source(
+    pub(crate) fn trend_source(
         &self,
         (entity_type, id): (Option<&str>, Option<i64>),
         (period, start): (Option<&str>, Option<&str>),
@@ -370,74 +369,13 @@ pub(crate) enum Source {
 
 /// The source of each row of a report's frame (`None` for a row the columns do not
 /// apply to: users' and white labels' trends that read no collided day). A report
-/// whose rows carry the completeness columns names its function in the registry
+/// whose rows carry the completeness columns defines its own, next to its formulas
+/// (`row_sources` in its module), and names it in the registry
 /// (`crate::report::registry`).
 pub(crate) type RowSources = for<'a> fn(&'a Completeness, &'a DataFrame) -> Sources<'a>;
 
 /// Each row's [`Source`], in row order.
 pub(crate) type Sources<'a> = Box<dyn Iterator<Item = Option<Source>> + 'a>;
-
-/// `entitlements`: a limit's figure depends on its organization's document; compute
-/// summed over project information also on every project's.
-pub(crate) fn entitlements<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
-    let org = ints(df, "organization_id");
-    let metric = strs(df, "metric");
-    let source = strs(df, "source");
-    Box::new((0..df.height()).map(move |r| {
-        // A developer profile's figure comes from its daily metrics.
-        let from_projects = metric[r] == Some("compute_seconds")
-            && source[r].is_some_and(|s| s.contains("project_info"));
-        Some(if from_projects {
-            Source::OrganizationCompute(org[r])
-        } else {
-            Source::Document(org[r])
-        })
-    }))
-}
-
-/// `project_compute`: each row is one project's information.
-pub(crate) fn project_compute<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
-    Box::new(
-        ints(df, "project_id")
-            .into_iter()
-            .map(|p| Some(Source::Project(p))),
-    )
-}
-
-/// `compute_trends`: an organization's compute, or the collided days a user's or
-/// white label's row reads.
-pub(crate) fn compute_trends<'a>(complete: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
-    // Read from the columns as they are, not copied into vectors: the report has 2.2
-    // million rows over an xlarge mirror.
-    let text = |name| df.column(name).ok().and_then(|c| c.str().ok());
-    let id = df.column("entity_id").ok().and_then(|c| c.i64().ok());
-    match (
-        text("entity_type"),
-        id,
-        text("period"),
-        text("period_start"),
-    ) {
-        (Some(kind), Some(id), Some(period), Some(start)) => Box::new(
-            kind.iter()
-                .zip(id.iter())
-                .zip(period.iter().zip(start.iter()))
-                .map(|(entity, row)| complete.trend_source(entity, row)),
-        ),
-        _ => Box::new(std::iter::repeat_n(None, df.height())),
-    }
-}
-
-/// `usage_summary`: an organization's document, or the white label's users.
-pub(crate) fn usage_summary<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
-    let scope = strs(df, "scope");
-    let id = ints(df, "id");
-    Box::new((0..df.height()).map(move |r| {
-        Some(match scope[r] {
-            Some("organization") => Source::Document(id[r]),
-            _ => Source::Whitelabel,
-        })
-    }))
-}
 
 /// The first few of `items`, then how many more there are (`and N more <what>`).
 fn named(items: impl Iterator<Item = String>, what: &str) -> Vec<String> {

@@ -3,8 +3,9 @@
 //! projected date the limit will be reached.
 
 use crate::calendar::{date_of, day_of, parse_day};
-use crate::frame_values::{floats, strs};
+use crate::frame_values::{floats, ints, strs};
 use crate::report::cols::{add_day_texts, null_of, project, round_columns};
+use crate::report::completeness::{Completeness, Source, Sources};
 use crate::report::error::{ReportError, SqlSite, pl};
 use crate::report::frame::Kind;
 use crate::report::status::judge;
@@ -305,6 +306,25 @@ fn baseline_date(ctx: &Ctx<'_>) -> Result<Option<NaiveDate>, ReportError> {
     };
     let start = (ctx.today - 30).max(first);
     Ok((start < ctx.today).then(|| date_of(start)).flatten())
+}
+
+/// The completeness of each row (`crate::report::completeness`): a limit's figure
+/// depends on its organization's document; compute summed over project information
+/// also on every project's.
+pub(crate) fn row_sources<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
+    let org = ints(df, "organization_id");
+    let metric = strs(df, "metric");
+    let source = strs(df, "source");
+    Box::new((0..df.height()).map(move |r| {
+        // A developer profile's figure comes from its daily metrics.
+        let from_projects = metric[r] == Some("compute_seconds")
+            && source[r].is_some_and(|s| s.contains("project_info"));
+        Some(if from_projects {
+            Source::OrganizationCompute(org[r])
+        } else {
+            Source::Document(org[r])
+        })
+    }))
 }
 
 #[cfg(test)]

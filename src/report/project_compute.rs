@@ -2,9 +2,10 @@
 //! ones included: its compute budget period, time used and left, the share of the
 //! budget used, a flag at the threshold (80 % by default) and its deletion date.
 
-use crate::frame_values::floats;
+use crate::frame_values::{floats, ints};
 use crate::report::Ctx;
 use crate::report::cols::project;
+use crate::report::completeness::{Completeness, Source, Sources};
 use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
 use crate::report::status::flag;
@@ -89,6 +90,16 @@ fn add_flag(report: &str, df: &mut DataFrame, flag_pct: f64) -> Result<(), Repor
         df.with_column(c).map_err(pl(report, "deriving pct_used"))?;
     }
     Ok(())
+}
+
+/// The completeness of each row (`crate::report::completeness`): each row is one
+/// project's information.
+pub(crate) fn row_sources<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
+    Box::new(
+        ints(df, "project_id")
+            .into_iter()
+            .map(|p| Some(Source::Project(p))),
+    )
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
 //! The built-in reports, one entry each: what the report run builds and in which
 //! order, the names `report`, the daemon's config and `--help` accept, and what the
 //! benchmark measures all come from [`BUILTIN`]. Adding a built-in report is an entry
-//! here, its module (the job) and its `queries/<name>.sql` (the extract), and its
-//! columns in `reports/README.md`.
+//! here, its module (the job, and its rows' `row_sources` if they carry the
+//! completeness columns), its `queries/<name>.sql` (the extract), and its columns in
+//! `reports/README.md`.
 
-use crate::report::completeness::{self, RowSources};
+use crate::report::completeness::RowSources;
 use crate::report::error::ReportError;
 use crate::report::{
     Ctx, changes, compute_trends, entitlements, project_compute, trials, usage_summary,
@@ -36,7 +37,7 @@ pub const BUILTIN: &[Builtin] = &[
         about: "each organization's limits: used, limit, share and status, with projections",
         sql: include_str!("../../queries/entitlements.sql"),
         build: entitlements::build,
-        completeness: Some(completeness::entitlements),
+        completeness: Some(entitlements::row_sources),
         cost: 2,
     },
     Builtin {
@@ -52,7 +53,7 @@ pub const BUILTIN: &[Builtin] = &[
         about: "each project's compute used against its budget",
         sql: include_str!("../../queries/project_compute.sql"),
         build: project_compute::build,
-        completeness: Some(completeness::project_compute),
+        completeness: Some(project_compute::row_sources),
         cost: 3,
     },
     Builtin {
@@ -60,7 +61,7 @@ pub const BUILTIN: &[Builtin] = &[
         about: "compute time per user, white label and organization by day, week and month",
         sql: include_str!("../../queries/compute_trends.sql"),
         build: compute_trends::build,
-        completeness: Some(completeness::compute_trends),
+        completeness: Some(compute_trends::row_sources),
         cost: 0,
     },
     Builtin {
@@ -68,7 +69,7 @@ pub const BUILTIN: &[Builtin] = &[
         about: "people, projects and storage per organization and white label, last 7 and 30 days",
         sql: include_str!("../../queries/usage_summary.sql"),
         build: usage_summary::build,
-        completeness: Some(completeness::usage_summary),
+        completeness: Some(usage_summary::row_sources),
         cost: 1,
     },
     Builtin {

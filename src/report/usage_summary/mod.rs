@@ -5,8 +5,10 @@
 
 mod storage;
 
+use crate::frame_values::{ints, strs};
 use crate::report::Ctx;
 use crate::report::cols::project;
+use crate::report::completeness::{Completeness, Source, Sources};
 use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
 use polars::prelude::*;
@@ -263,6 +265,19 @@ fn storage_growth(inputs: &Inputs, days: i64) -> LazyFrame {
         )
         .group_by(by_scope())
         .agg([col(delta.as_str()).sum().alias("storage_growth_bytes")])
+}
+
+/// The completeness of each row (`crate::report::completeness`): an organization's
+/// document, or the white label's users.
+pub(crate) fn row_sources<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
+    let scope = strs(df, "scope");
+    let id = ints(df, "id");
+    Box::new((0..df.height()).map(move |r| {
+        Some(match scope[r] {
+            Some("organization") => Source::Document(id[r]),
+            _ => Source::Whitelabel,
+        })
+    }))
 }
 
 #[cfg(test)]
