@@ -33,6 +33,7 @@ mod parsing_props;
 mod rate_limits;
 mod report_cli;
 mod reports_e2e;
+mod rooms;
 mod security;
 mod sync_mirror;
 mod upgrades;
