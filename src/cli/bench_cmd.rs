@@ -438,14 +438,20 @@ fn per_report(db: &std::path::Path, out: &std::path::Path) -> Result<serde_json:
         .to_string();
     let round = |v: f64| serde_json::json!((v * 100.0).round() / 100.0);
     let mut figures = serde_json::Map::new();
-    let names = report::builtin_names().map(Some);
-    for name in names.chain([None]) {
-        let label = name.unwrap_or("all");
+    // Each report alone, all of them, and all of them with `index.html` and the
+    // organization pages (`--format html`).
+    let runs = report::builtin_names()
+        .map(|name| (name, Some(name), "csv,json"))
+        .chain([
+            ("all", None, "csv,json"),
+            ("all_with_pages", None, "csv,json,html"),
+        ]);
+    for (label, name, formats) in runs {
         let (mut times, mut peak, mut cpu) = (Vec::with_capacity(REPORT_RUNS), 0.0f64, 0.0f64);
         for _ in 0..REPORT_RUNS {
             let mut command = Command::new(&exe);
             command.args(["-v", "--log-format", "json", "report", "--as-of", &as_of]);
-            command.args(["--format", "csv,json"]);
+            command.args(["--format", formats]);
             command.arg("--db").arg(db).arg("--out").arg(out);
             command.args(name).env_remove("RUST_LOG");
             let started = Instant::now();

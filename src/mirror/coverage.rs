@@ -58,6 +58,23 @@ pub enum CoverageError {
     },
 }
 
+/// The days of the mirror's first and last finished sync runs (None before any).
+fn days(conn: &Connection) -> rusqlite::Result<Option<(NaiveDate, NaiveDate)>> {
+    let (first, last): (Option<String>, Option<String>) = conn.query_row(
+        "SELECT MIN(observed_at), MAX(observed_at) FROM main.sync_runs \
+         WHERE status IN ('succeeded','partial')",
+        [],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    let day = |text: Option<String>| text.as_deref().and_then(parse_day).and_then(date_of);
+    Ok(day(first).zip(day(last)))
+}
+
+/// The first day the mirror can answer for (the day of its first finished sync).
+pub fn first_day(conn: &Connection) -> rusqlite::Result<Option<NaiveDate>> {
+    Ok(days(conn)?.map(|(first, _)| first))
+}
+
 /// Checks `as_of` against the finished sync runs of the mirror; `today` is the
 /// current UTC date.
 pub fn check(
@@ -66,19 +83,11 @@ pub fn check(
     as_of: NaiveDate,
     today: NaiveDate,
 ) -> Result<(), CoverageError> {
-    let (first, last): (Option<String>, Option<String>) = conn
-        .query_row(
-            "SELECT MIN(observed_at), MAX(observed_at) FROM sync_runs \
-             WHERE status IN ('succeeded','partial')",
-            [],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
-        .map_err(|cause| CoverageError::Runs {
-            db: db.to_path_buf(),
-            cause,
-        })?;
-    let day = |text: Option<String>| text.as_deref().and_then(parse_day).and_then(date_of);
-    let (Some(first), Some(last)) = (day(first), day(last)) else {
+    let span = days(conn).map_err(|cause| CoverageError::Runs {
+        db: db.to_path_buf(),
+        cause,
+    })?;
+    let Some((first, last)) = span else {
         return Err(CoverageError::NoSync {
             db: db.to_path_buf(),
         });

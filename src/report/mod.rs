@@ -197,6 +197,9 @@ pub struct ReportOutcome {
     pub observed_at: Option<String>,
     /// The report files, in report order (`manifest.json` is [`Self::manifest`]).
     pub files: Vec<WrittenFile>,
+    /// With the HTML format, a page per organization (`orgs/<id>.html`), by name;
+    /// `manifest.json` lists them after `files`.
+    pub pages: Vec<WrittenFile>,
     /// `manifest.json`.
     pub manifest: PathBuf,
     /// Each report's table (pseudonymized when `redact_pii`).
@@ -310,6 +313,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         frames.insert(name, frame);
     }
     let attention = attention::Attention::from_frames(&frames, opts.as_of);
+    let mut pages = Vec::new();
     if with_html {
         let generated_at = crate::mirror::now_text();
         let info = html::PageInfo {
@@ -320,9 +324,10 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
             redacted: opts.redact_pii,
             thresholds: &opts.thresholds,
         };
-        // Built from `frames`, which `build_one` has already pseudonymized.
+        // Built from `frames`, which `finish` has already pseudonymized.
         let page = html::write(&dir, &info, &frames, &attention, &files, opts.file_mode)?;
         files.push(page);
+        pages = html::org::write_all(opts, &info, &frames, &dir)?;
     }
     let head = write::ManifestHead {
         as_of: opts.as_of,
@@ -331,13 +336,15 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         redacted_pii: opts.redact_pii,
         thresholds: &opts.thresholds,
     };
-    let manifest = write::write_manifest(&dir, &head, &files, opts.file_mode)?;
+    let listed: Vec<WrittenFile> = files.iter().chain(&pages).cloned().collect();
+    let manifest = write::write_manifest(&dir, &head, &listed, opts.file_mode)?;
     Ok(ReportOutcome {
         dir,
         as_of: opts.as_of,
         run_id: run.as_ref().map(|(id, _)| *id),
         observed_at: run.map(|(_, at)| at),
         files,
+        pages,
         manifest,
         frames,
         attention,
@@ -535,12 +542,36 @@ fn guarded<T>(
 
 /// A job's table, from a connection of its own.
 fn build_frame(opts: &ReportOptions, job: &Job) -> Result<DataFrame, ReportError> {
-    let conn = open(&opts.db, opts.as_of)?;
+    build_frame_at(opts, job, opts.as_of)
+}
+
+/// A built-in report's table as of another day than the run's (the history on the
+/// organization pages), made by the same job.
+pub(crate) fn build_builtin_as_of(
+    opts: &ReportOptions,
+    name: &str,
+    as_of: NaiveDate,
+) -> Result<DataFrame, ReportError> {
+    let builtin = registry::find(name).ok_or_else(|| unknown(name, &[]))?;
+    let job = Job {
+        name: name.to_string(),
+        extract: sql::builtin(builtin),
+        builtin: Some(builtin),
+    };
+    build_frame_at(opts, &job, as_of)
+}
+
+fn build_frame_at(
+    opts: &ReportOptions,
+    job: &Job,
+    as_of: NaiveDate,
+) -> Result<DataFrame, ReportError> {
+    let conn = open(&opts.db, as_of)?;
     let ctx = Ctx {
         conn: &conn,
         db: &opts.db,
-        as_of: opts.as_of,
-        today: crate::calendar::day_of(opts.as_of),
+        as_of,
+        today: crate::calendar::day_of(as_of),
         thresholds: &opts.thresholds,
         extract: &job.extract,
     };

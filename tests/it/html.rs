@@ -266,7 +266,7 @@ async fn html_page_keeps_personal_data_out_when_redacting() {
 }
 
 /// `chromium` or `chromium-browser` on PATH.
-fn find_chromium() -> Option<PathBuf> {
+pub(crate) fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n)))

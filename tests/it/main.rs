@@ -26,6 +26,7 @@ mod hostile;
 mod html;
 mod list_streaming;
 mod numbers;
+mod org_pages;
 mod outages;
 mod output_files;
 mod packed_series;

@@ -14,11 +14,11 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 
-type Drawn = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+pub(super) type Drawn = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
 /// Width of every chart (fits the 1100 px page column).
-const WIDTH: u32 = 1060;
-const FONT: &str = "sans-serif";
+pub(super) const WIDTH: u32 = 1060;
+pub(super) const FONT: &str = "sans-serif";
 
 /// Status colours; the same in the page's CSS.
 pub fn status_color(status: &str) -> RGBColor {
@@ -46,7 +46,7 @@ const USER_COLORS: [RGBColor; 10] = [
 ];
 
 /// Draws into an SVG string of the given size and adds the text alternative.
-fn svg(
+pub(super) fn svg(
     chart: &'static str,
     size: (u32, u32),
     title: &str,
@@ -626,7 +626,7 @@ pub fn trials(t: &Trials, today: i64) -> Result<String, ReportError> {
 
 /// A round upper bound for an axis (1 without data): the first of a fine set of round
 /// steps 5 % above the data, so the axis ends close above it (within 30 %).
-fn nice_top(max: f64) -> f64 {
+pub(super) fn nice_top(max: f64) -> f64 {
     if !max.is_finite() || max <= 0.0 {
         return 1.0;
     }

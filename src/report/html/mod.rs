@@ -7,6 +7,7 @@
 mod changes;
 mod charts;
 mod data;
+pub(crate) mod org;
 mod page;
 
 use crate::report::attention::Attention;
@@ -83,6 +84,7 @@ pub fn render(
             .get(crate::report::changes::REPORT)
             .map(changes::week),
         links,
+        orgs: org::listed(frames),
     };
     let rows = [
         &parts.actions.limits,

@@ -11,7 +11,7 @@ use crate::report::attention::Counts;
 use crate::report::units::{human, metric_label};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-const STYLE: &str = "
+pub(super) const STYLE: &str = "
 :root { color-scheme: light; }
 body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif;
   margin: 0; color: #1d1d1f; background: #f5f6f8; line-height: 1.45; }
@@ -26,6 +26,7 @@ ul.cards strong { display: block; font-size: 1.5rem; }
 figure { margin: 0.8em 0 1.4em; break-inside: avoid; page-break-inside: avoid; }
 figure svg.chart { display: block; max-width: 100%; height: auto; border: 1px solid #e3e5e8; }
 figcaption { color: #444; font-size: 0.92rem; margin-top: 0.3em; }
+figure.metric { display: inline-block; width: 520px; max-width: 100%; margin: 0.4em 14px 0.8em 0; vertical-align: top; }
 table { border-collapse: collapse; width: 100%; font-size: 0.88rem; margin: 0.4em 0 0.8em; }
 th, td { border-bottom: 1px solid #e3e5e8; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f0f2f4; }
@@ -48,7 +49,7 @@ a { color: #0b57d0; }
 
 /// maud writes void elements the HTML way (`<meta ...>`), which an XML parser reads
 /// as never closed; the page's only void elements are these two fixed ones.
-const HEAD_META: &str = "<meta charset=\"utf-8\"/>\n\
+pub(super) const HEAD_META: &str = "<meta charset=\"utf-8\"/>\n\
     <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n";
 
 /// Everything the page shows, ready to be written.
@@ -64,6 +65,8 @@ pub struct Parts<'a> {
     pub changes: Option<super::changes::WeekChanges>,
     /// Files next to the page: (report, file name).
     pub links: Vec<(String, String)>,
+    /// The organizations with a page of their own (`orgs/<id>.html`): (id, name).
+    pub orgs: Vec<(i64, String)>,
 }
 
 /// One `<h2>` section of the page, listed in the contents at the top.
@@ -82,6 +85,7 @@ pub fn render(p: &Parts<'_>) -> String {
         trials(p),
         changes(p),
         Some(actions(p)),
+        organizations(p),
         files(p),
     ]
     .into_iter()
@@ -117,16 +121,39 @@ pub fn render(p: &Parts<'_>) -> String {
     xml_chars(page.into_string())
 }
 
+/// Every organization, linked to its own page.
+fn organizations(p: &Parts<'_>) -> Option<Section> {
+    if p.orgs.is_empty() {
+        return None;
+    }
+    let body = html! {
+        p.note { "A page per organization: its limits and their use over the last 90 days, trials, projects, members, changes and alerts." } "\n"
+        details {
+            summary { (p.orgs.len()) " organizations" } "\n"
+            ul.orgs {
+                @for (id, name) in &p.orgs {
+                    li { a href=(super::org::href(*id)) { (name) } " (" (id) ")" } "\n"
+                }
+            } "\n"
+        } "\n"
+    };
+    Some(Section {
+        id: "organizations",
+        title: "Organizations",
+        body,
+    })
+}
+
 /// XML, and so XHTML, has no place for most control characters. A name from the
 /// API may still carry one, and neither maud nor plotters drops them; none is
 /// anything a person reads.
-fn xml_chars(mut page: String) -> String {
+pub(super) fn xml_chars(mut page: String) -> String {
     page.retain(|c| !c.is_control() || c == '\n' || c == '\t');
     page
 }
 
 /// Where the numbers come from and when the page was made.
-fn source(info: &PageInfo<'_>, as_of: &str) -> Markup {
+pub(super) fn source(info: &PageInfo<'_>, as_of: &str) -> Markup {
     html! {
         p.meta {
             "Data from the mirror as it stood at the end of " (as_of) " (UTC); "
@@ -576,6 +603,7 @@ mod tests {
             actions,
             changes: None,
             links: vec![(report.to_string(), file.to_string())],
+            orgs: vec![(7, HOSTILE.to_string())],
         }
     }
 

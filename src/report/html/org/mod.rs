@@ -1,0 +1,139 @@
+//! `orgs/<id>.html`: a page per organization not deleted at the as-of date, for the
+//! account manager asked "how is Acme doing?": its limits with their use over the
+//! last 90 days, its trials, projects, members, changes and alerts on one screen.
+//! Self-contained like `index.html` (inline styles and SVG, no scripts), linked from
+//! it, and built from the run's report tables (already pseudonymized with
+//! `--redact-pii`) plus what `reads` takes from the mirror.
+
+mod chart;
+mod data;
+mod page;
+mod reads;
+
+use super::PageInfo;
+use crate::report::write::write_bytes;
+use crate::report::{Format, ReportError, ReportOptions, WrittenFile};
+use data::{LIMITS, MetricFacts, Org, PROJECTS, TRIALS, Table};
+use polars::prelude::DataFrame;
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// The pages' folder, next to `index.html`.
+pub const DIR: &str = "orgs";
+
+/// An organization's page, relative to `index.html`.
+pub fn href(id: i64) -> String {
+    format!("{DIR}/{id}.html")
+}
+
+/// The organizations that get a page, by name: `(id, name)`.
+pub fn listed(frames: &BTreeMap<String, DataFrame>) -> Vec<(i64, String)> {
+    frames.get("entitlements").map_or_else(Vec::new, |df| {
+        data::organizations(df)
+            .into_iter()
+            .map(|o| (o.id, o.name))
+            .collect()
+    })
+}
+
+/// What every page is made from.
+struct Inputs<'a> {
+    info: &'a PageInfo<'a>,
+    limits: Table,
+    projects: Table,
+    trials: Table,
+    facts: HashMap<i64, Vec<MetricFacts>>,
+    extra: reads::Extra,
+}
+
+/// Writes every organization's page into `<dir>/orgs/`; without the `entitlements`
+/// report (the list of organizations) there are none.
+pub fn write_all(
+    opts: &ReportOptions,
+    info: &PageInfo<'_>,
+    frames: &BTreeMap<String, DataFrame>,
+    dir: &Path,
+) -> Result<Vec<WrittenFile>, ReportError> {
+    let Some(entitlements) = frames.get("entitlements") else {
+        return Ok(Vec::new());
+    };
+    let inputs = Inputs {
+        info,
+        limits: Table::of(Some(entitlements), LIMITS),
+        projects: Table::of(frames.get("project_compute"), PROJECTS),
+        trials: Table::of(frames.get("trials"), TRIALS),
+        facts: data::metric_facts(entitlements),
+        extra: reads::read(opts, frames)?,
+    };
+    let folder = dir.join(DIR);
+    opts.file_mode
+        .create_dir_all(&folder)
+        .map_err(|cause| ReportError::Io {
+            path: folder.clone(),
+            cause,
+        })?;
+    data::organizations(entitlements)
+        .par_iter()
+        .map(|org| write_one(&inputs, org, &folder, opts))
+        .collect()
+}
+
+fn write_one(
+    inputs: &Inputs<'_>,
+    org: &Org,
+    folder: &Path,
+    opts: &ReportOptions,
+) -> Result<WrittenFile, ReportError> {
+    let extra = &inputs.extra;
+    let text = page::render(&page::OrgPage {
+        info: inputs.info,
+        org,
+        limits: &inputs.limits,
+        projects: &inputs.projects,
+        trials: &inputs.trials,
+        charts: charts(inputs, org)?,
+        history_note: extra.history_starts.map(|first| {
+            format!("The mirror holds data from {first} on (the day of its first sync).")
+        }),
+        members: of_org(&extra.members, org.id),
+        changes: of_org(&extra.changes, org.id),
+        alerts: of_org(&extra.alerts, org.id),
+    });
+    let path = folder.join(format!("{}.html", org.id));
+    let (sha256, bytes) = write_bytes(&path, text.as_bytes(), opts.file_mode)?;
+    Ok(WrittenFile {
+        report: href(org.id),
+        format: Format::Html,
+        path,
+        rows: inputs.limits.of_org(org.id).len(),
+        bytes,
+        sha256,
+    })
+}
+
+fn of_org<T>(by_org: &HashMap<i64, Vec<T>>, org: i64) -> &[T] {
+    by_org.get(&org).map_or(&[], Vec::as_slice)
+}
+
+/// A chart for each of the organization's metrics with a history, in the limits
+/// table's order.
+fn charts(inputs: &Inputs<'_>, org: &Org) -> Result<Vec<(String, String)>, ReportError> {
+    let mut out = Vec::new();
+    for (k, facts) in inputs.facts.get(&org.id).into_iter().flatten().enumerate() {
+        let key = (org.id, facts.metric.clone());
+        let Some(points) = inputs.extra.history.get(&key) else {
+            continue;
+        };
+        let history = chart::History {
+            metric: &facts.metric,
+            unit: &facts.unit,
+            points,
+            limit: facts.limit,
+            exhaustion: facts.exhaustion.as_deref(),
+        };
+        let svg = chart::history(&history, &format!("chart-metric-{k}"))?;
+        out.push((chart::caption(&history), svg));
+    }
+    Ok(out)
+}

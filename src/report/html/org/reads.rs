@@ -1,0 +1,313 @@
+//! What an organization's page shows besides the report tables, read from the
+//! mirror once for every page: members, the change log of the last 30 days, the
+//! alerts fired, and the entitlements report on sampled days of the last 90.
+
+use crate::frame_values::{ints, strs};
+use crate::report::changes::{self, KindFilter, Point, Query};
+use crate::report::error::{ReportError, SqlSite};
+use crate::report::units::metric_label;
+use crate::report::{ReportOptions, pii, registry, sql};
+use chrono::{Days, NaiveDate};
+use polars::prelude::DataFrame;
+use rayon::prelude::*;
+use rusqlite::Connection;
+use std::collections::{BTreeMap, HashMap};
+
+/// Days of history a page charts, and of changes it lists.
+pub const HISTORY_DAYS: u64 = 90;
+pub const CHANGE_DAYS: u64 = 30;
+/// Days between the sampled days of the history.
+const SAMPLE_EVERY: u64 = 7;
+
+/// One member, as the page lists them (pseudonyms with `--redact-pii`).
+pub struct Member {
+    pub name: String,
+    pub email: String,
+    pub role: String,
+    pub last_seen: String,
+    pub pending: bool,
+}
+
+/// One row of the change log.
+pub struct ChangeRow {
+    pub observed_at: String,
+    pub kind: String,
+    pub entity: String,
+    pub field: String,
+    pub before: String,
+    pub after: String,
+}
+
+/// One alert condition that has held for the organization.
+pub struct Alert {
+    /// The day it last changed (crossed or cleared).
+    pub at: String,
+    pub kind: String,
+    pub text: String,
+}
+
+/// Everything read for the pages, by organization id.
+#[derive(Default)]
+pub struct Extra {
+    pub members: HashMap<i64, Vec<Member>>,
+    pub changes: HashMap<i64, Vec<ChangeRow>>,
+    pub alerts: HashMap<i64, Vec<Alert>>,
+    /// (organization, metric) → (day number, used), oldest first.
+    pub history: HashMap<(i64, String), Vec<(i64, f64)>>,
+    /// The first day the mirror holds data for, when it is inside the 90 days.
+    pub history_starts: Option<NaiveDate>,
+}
+
+fn query_err(what: &'static str) -> impl Fn(rusqlite::Error) -> ReportError {
+    move |cause| ReportError::Query {
+        site: SqlSite::boxed("organization pages", "the mirror", what),
+        cause,
+    }
+}
+
+/// Reads it all; `frames` are the run's report tables (already pseudonymized).
+pub fn read(
+    opts: &ReportOptions,
+    frames: &BTreeMap<String, DataFrame>,
+) -> Result<Extra, ReportError> {
+    let conn = crate::report::open(&opts.db, opts.as_of)?;
+    let owner = owners(frames);
+    let mut extra = Extra {
+        members: members(&conn, opts.redact_pii)?,
+        changes: change_log(&conn, opts, &owner)?,
+        alerts: alerts(&conn, opts.as_of, &owner)?,
+        ..Extra::default()
+    };
+    history(opts, frames, &conn, &mut extra)?;
+    Ok(extra)
+}
+
+fn members(conn: &Connection, redact: bool) -> Result<HashMap<i64, Vec<Member>>, ReportError> {
+    let err = query_err("members");
+    let mut stmt = conn
+        .prepare(
+            "SELECT organization_id, COALESCE(name, username, ''), COALESCE(email, ''), \
+             COALESCE(role, ''), COALESCE(last_seen, ''), COALESCE(pending, 0) \
+             FROM organization_members ORDER BY organization_id, 2",
+        )
+        .map_err(&err)?;
+    let mut rows = stmt.query([]).map_err(&err)?;
+    let mut out: HashMap<i64, Vec<Member>> = HashMap::new();
+    let personal = |text: String| match redact && !text.is_empty() {
+        true => pii::pseudonym(&text),
+        false => text,
+    };
+    while let Some(row) = rows.next().map_err(&err)? {
+        let org: Option<i64> = row.get(0).map_err(&err)?;
+        let Some(org) = org else { continue };
+        out.entry(org).or_default().push(Member {
+            name: personal(row.get(1).map_err(&err)?),
+            email: personal(row.get(2).map_err(&err)?),
+            role: row.get(3).map_err(&err)?,
+            last_seen: row.get(4).map_err(&err)?,
+            pending: row.get::<_, i64>(5).map_err(&err)? != 0,
+        });
+    }
+    Ok(out)
+}
+
+/// The change log of the last 30 days, each change given to the organization its
+/// entity belongs to (members and organizations by id, projects and trials through
+/// the report tables).
+fn change_log(
+    conn: &Connection,
+    opts: &ReportOptions,
+    owner: &Owners,
+) -> Result<HashMap<i64, Vec<ChangeRow>>, ReportError> {
+    let extract = registry::find(changes::REPORT)
+        .map(sql::builtin)
+        .ok_or_else(|| ReportError::UnknownReport {
+            name: changes::REPORT.to_string(),
+            valid: String::new(),
+        })?;
+    let since = opts.as_of - Days::new(CHANGE_DAYS);
+    let query = Query {
+        since: Point::end_of_day(since),
+        until: Point::end_of_day(opts.as_of),
+        kinds: KindFilter::default(),
+        all_fields: false,
+    };
+    let all = changes::read(conn, &extract, &query)?;
+    let mut df = changes::frame(&all)?;
+    if opts.redact_pii {
+        df = pii::redact(changes::REPORT, df, false)?;
+    }
+    let texts: Vec<Vec<Option<&str>>> = [
+        "observed_at",
+        "kind",
+        "entity_type",
+        "entity_id",
+        "entity_name",
+        "field",
+        "before",
+        "after",
+    ]
+    .iter()
+    .map(|c| strs(&df, c))
+    .collect();
+    let cell = |c: usize, r: usize| texts[c][r].unwrap_or("").to_string();
+    let mut out: HashMap<i64, Vec<ChangeRow>> = HashMap::new();
+    let owned = (0..df.height()).filter_map(|r| {
+        let org = owner.of(texts[2][r].unwrap_or(""), texts[3][r].unwrap_or(""))?;
+        Some((
+            org,
+            ChangeRow {
+                observed_at: cell(0, r),
+                kind: cell(1, r),
+                entity: cell(4, r),
+                field: cell(5, r),
+                before: cell(6, r),
+                after: cell(7, r),
+            },
+        ))
+    });
+    for (org, row) in owned {
+        out.entry(org).or_default().push(row);
+    }
+    Ok(out)
+}
+
+/// Which organization a change's entity belongs to.
+struct Owners {
+    projects: HashMap<i64, i64>,
+    trials: HashMap<i64, i64>,
+}
+
+fn owners(frames: &BTreeMap<String, DataFrame>) -> Owners {
+    let pairs = |report: &str, key: &str| -> HashMap<i64, i64> {
+        let Some(df) = frames.get(report) else {
+            return HashMap::new();
+        };
+        ints(df, key)
+            .into_iter()
+            .zip(ints(df, "organization_id"))
+            .filter_map(|(k, o)| Some((k?, o?)))
+            .collect()
+    };
+    Owners {
+        projects: pairs("project_compute", "project_id"),
+        trials: pairs("trials", "trial_id"),
+    }
+}
+
+impl Owners {
+    fn of(&self, entity_type: &str, id: &str) -> Option<i64> {
+        match entity_type {
+            "organization" => id.parse().ok(),
+            "member" => id.split('/').next()?.parse().ok(),
+            "project" => self.projects.get(&id.parse().ok()?).copied(),
+            "trial" => self.trials.get(&id.parse().ok()?).copied(),
+            _ => None,
+        }
+    }
+}
+
+/// The alert conditions that have held for the organization up to the as-of day
+/// (`alert_state`, whichever destination the events went to): its entitlement
+/// thresholds, and its trials' conditions. Said without personal data.
+fn alerts(
+    conn: &Connection,
+    as_of: NaiveDate,
+    owner: &Owners,
+) -> Result<HashMap<i64, Vec<Alert>>, ReportError> {
+    let err = query_err("alerts");
+    let mut stmt = conn
+        .prepare(
+            "SELECT key, kind, active, crossings, since FROM main.alert_state \
+             WHERE since <= ?1 ORDER BY since, key",
+        )
+        .map_err(&err)?;
+    let day = as_of.format("%Y-%m-%d").to_string();
+    let rows = stmt
+        .query_map([day], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, bool>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, String>(4)?,
+            ))
+        })
+        .map_err(&err)?;
+    let mut out: HashMap<i64, Vec<Alert>> = HashMap::new();
+    for row in rows {
+        let (key, kind, active, crossings, since) = row.map_err(&err)?;
+        let Some((org, what)) = condition(&key, owner) else {
+            continue;
+        };
+        let state = if active { "holds" } else { "no longer holds" };
+        out.entry(org).or_default().push(Alert {
+            at: since,
+            kind,
+            text: format!("{what}; {state} (crossings: {crossings})"),
+        });
+    }
+    Ok(out)
+}
+
+/// The organization an alert condition's key names, and the condition in words.
+fn condition(key: &str, owner: &Owners) -> Option<(i64, String)> {
+    let parts: Vec<&str> = key.split('/').collect();
+    match parts.as_slice() {
+        ["entitlement.threshold", org, metric, pct] => Some((
+            org.parse().ok()?,
+            format!("{} at {pct} % of its limit", metric_label(metric)),
+        )),
+        [kind, trial] if kind.starts_with("trial.") => {
+            let org = owner.trials.get(&trial.parse().ok()?)?;
+            Some((*org, format!("trial {trial}: {kind}")))
+        }
+        _ => None,
+    }
+}
+
+/// The entitlements report on every seventh day of the last 90 the mirror can answer
+/// for, and the run's own table for the as-of day: each organization's `used` per
+/// metric on those days. The same report job makes every point, so the chart and
+/// the table never disagree.
+fn history(
+    opts: &ReportOptions,
+    frames: &BTreeMap<String, DataFrame>,
+    conn: &Connection,
+    extra: &mut Extra,
+) -> Result<(), ReportError> {
+    let first = crate::mirror::coverage::first_day(conn).map_err(query_err("coverage"))?;
+    let start = opts.as_of - Days::new(HISTORY_DAYS);
+    let days: Vec<NaiveDate> = (1..=HISTORY_DAYS / SAMPLE_EVERY)
+        .rev()
+        .filter_map(|k| opts.as_of.checked_sub_days(Days::new(k * SAMPLE_EVERY)))
+        .filter(|d| first.is_some_and(|f| *d >= f))
+        .collect();
+    extra.history_starts = first.filter(|f| *f > start);
+    let mut tables: Vec<(NaiveDate, DataFrame)> = days
+        .par_iter()
+        .map(|&day| {
+            crate::report::build_builtin_as_of(opts, "entitlements", day).map(|df| (day, df))
+        })
+        .collect::<Result<_, _>>()?;
+    if let Some(now) = frames.get("entitlements") {
+        tables.push((opts.as_of, now.clone()));
+    }
+    for (day, df) in &tables {
+        let number = crate::calendar::day_of(*day);
+        let org = ints(df, "organization_id");
+        let metric = strs(df, "metric");
+        let used = crate::frame_values::floats(df, "used");
+        for r in 0..df.height() {
+            let (Some(o), Some(m), Some(u)) = (org[r], metric[r], used[r]) else {
+                continue;
+            };
+            extra
+                .history
+                .entry((o, m.to_string()))
+                .or_default()
+                .push((number, u));
+        }
+    }
+    Ok(())
+}
