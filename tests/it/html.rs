@@ -266,34 +266,35 @@ async fn html_page_keeps_personal_data_out_when_redacting() {
 }
 
 /// `chromium` or `chromium-browser` on PATH.
-pub(crate) fn find_chromium() -> Option<PathBuf> {
+fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n)))
         .find(|p| p.is_file())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn html_page_renders_in_headless_chromium() {
-    let Some(chromium) = find_chromium() else {
+/// Chromium, or None (with a note) where it is not installed; on CI it must be.
+pub(crate) fn chromium() -> Option<PathBuf> {
+    let found = find_chromium();
+    if found.is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
             "CI is set but chromium is not installed (.ci/setup installs it)"
         );
         eprintln!("note: chromium not on PATH; skipping the headless rendering test");
-        return;
-    };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = mirror(dir.path()).await;
-    let outcome = build(&db, &dir.path().join("out"), false);
-    let index = outcome
-        .dir
-        .join("index.html")
-        .canonicalize()
-        .expect("index.html");
-    let shot = dir.path().join("shot.png");
-    let profile = dir.path().join("chromium-profile");
-    let mut child = tokio::process::Command::new(&chromium)
+    }
+    found
+}
+
+/// A PNG screenshot of `page` by headless Chromium at `size`, its profile in `dir`.
+pub(crate) async fn screenshot(
+    chromium: &Path,
+    page: &Path,
+    size: (u32, u32),
+    dir: &Path,
+) -> Vec<u8> {
+    let shot = dir.join("shot.png");
+    let mut child = tokio::process::Command::new(chromium)
         .args([
             "--headless",
             "--no-sandbox",
@@ -304,10 +305,13 @@ async fn html_page_renders_in_headless_chromium() {
             "--disable-sync",
             "--hide-scrollbars",
         ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--window-size=1280,800")
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.join("chromium-profile").display()
+        ))
+        .arg(format!("--window-size={},{}", size.0, size.1))
         .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", index.display()))
+        .arg(format!("file://{}", page.display()))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -318,11 +322,28 @@ async fn html_page_renders_in_headless_chromium() {
         .expect("chromium finishes within 90 s")
         .expect("chromium exit status");
     assert!(status.success(), "chromium failed: {status}");
+    let bytes = std::fs::read(&shot).expect("screenshot written");
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    bytes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn html_page_renders_in_headless_chromium() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = mirror(dir.path()).await;
+    let outcome = build(&db, &dir.path().join("out"), false);
+    let index = outcome
+        .dir
+        .join("index.html")
+        .canonicalize()
+        .expect("index.html");
+    let bytes = screenshot(&chromium, &index, (1280, 800), dir.path()).await;
     // Not blank, without a PNG decoder: a blank 1280×800 screenshot compresses to a
     // few KB, while the page's first screen (text, cards, the usage chart's bars and
     // labels) is well over 20 KB.
-    let bytes = std::fs::read(&shot).expect("screenshot written");
-    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
     assert!(
         bytes.len() > 20_000,
         "screenshot is {} bytes: the page rendered blank",

@@ -5,7 +5,7 @@
 //! headless Chromium renders one with every section present.
 
 use crate::common;
-use crate::html::{csv_rows, find_chromium};
+use crate::html::{chromium, csv_rows, screenshot};
 use orgledger::report::{self, Format, ReportOptions, ReportOutcome};
 use orgledger::sync;
 use orgledger_sandbox::Profile;
@@ -189,12 +189,7 @@ async fn organization_pages_keep_personal_data_out_when_redacting() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_organization_page_with_every_section_renders_in_headless_chromium() {
-    let Some(chromium) = find_chromium() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but chromium is not installed (.ci/setup installs it)"
-        );
-        eprintln!("note: chromium not on PATH; skipping the headless rendering test");
+    let Some(chromium) = chromium() else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -210,37 +205,7 @@ async fn an_organization_page_with_every_section_renders_in_headless_chromium() 
         })
         .expect("an organization with every section");
     let page = outcome.dir.join(format!("orgs/{id}.html"));
-    let shot = dir.path().join("shot.png");
-    let status = tokio::process::Command::new(&chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-        ])
-        .args([
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-sync",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            dir.path().join("profile").display()
-        ))
-        .arg("--window-size=1280,1600")
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", page.display()))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .status();
-    let status = tokio::time::timeout(std::time::Duration::from_secs(90), status)
-        .await
-        .expect("chromium finishes within 90 s")
-        .expect("chromium exit status");
-    assert!(status.success(), "chromium failed: {status}");
-    let bytes = std::fs::read(&shot).expect("screenshot written");
-    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    let bytes = screenshot(&chromium, &page, (1280, 1600), dir.path()).await;
     // A blank screenshot compresses to a few KB; tables and charts to far more.
     assert!(
         bytes.len() > 40_000,

@@ -11,7 +11,7 @@ use crate::report::attention::Counts;
 use crate::report::units::{human, metric_label};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-pub(super) const STYLE: &str = "
+const STYLE: &str = "
 :root { color-scheme: light; }
 body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif;
   margin: 0; color: #1d1d1f; background: #f5f6f8; line-height: 1.45; }
@@ -49,7 +49,7 @@ a { color: #0b57d0; }
 
 /// maud writes void elements the HTML way (`<meta ...>`), which an XML parser reads
 /// as never closed; the page's only void elements are these two fixed ones.
-pub(super) const HEAD_META: &str = "<meta charset=\"utf-8\"/>\n\
+const HEAD_META: &str = "<meta charset=\"utf-8\"/>\n\
     <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n";
 
 /// Everything the page shows, ready to be written.
@@ -91,6 +91,21 @@ pub fn render(p: &Parts<'_>) -> String {
     .into_iter()
     .flatten()
     .collect();
+    let main = html! {
+        h1 { "Organization report as of " (as_of) } "\n"
+        (source(p.info, &as_of))
+        (cards(p))
+        (contents(&sections))
+        @for s in &sections {
+            h2 id=(s.id) { (s.title) } "\n"
+            (s.body)
+        }
+    };
+    document(&format!("orgledger report as of {as_of}"), main)
+}
+
+/// A whole document: the head every page shares, and `main`'s content.
+pub(super) fn document(title: &str, main: Markup) -> String {
     let page = html! {
         (DOCTYPE) "\n"
         html lang="en" xmlns="http://www.w3.org/1999/xhtml" {
@@ -98,23 +113,13 @@ pub fn render(p: &Parts<'_>) -> String {
             head {
                 "\n"
                 (PreEscaped(HEAD_META))
-                title { "orgledger report as of " (as_of) } "\n"
+                title { (title) } "\n"
                 // The style sheet is this module's constant, with no `<` or `&` in it.
                 style { (PreEscaped(STYLE)) } "\n"
             } "\n"
             body {
                 "\n"
-                main {
-                    "\n"
-                    h1 { "Organization report as of " (as_of) } "\n"
-                    (source(p.info, &as_of))
-                    (cards(p))
-                    (contents(&sections))
-                    @for s in &sections {
-                        h2 id=(s.id) { (s.title) } "\n"
-                        (s.body)
-                    }
-                } "\n"
+                main { "\n" (main) } "\n"
             } "\n"
         } "\n"
     };
@@ -147,7 +152,7 @@ fn organizations(p: &Parts<'_>) -> Option<Section> {
 /// XML, and so XHTML, has no place for most control characters. A name from the
 /// API may still carry one, and neither maud nor plotters drops them; none is
 /// anything a person reads.
-pub(super) fn xml_chars(mut page: String) -> String {
+fn xml_chars(mut page: String) -> String {
     page.retain(|c| !c.is_control() || c == '\n' || c == '\t');
     page
 }
@@ -672,7 +677,7 @@ mod tests {
             .filter(|n| n.has_tag_name("h2"))
             .filter_map(|n| n.attribute("id"))
             .collect();
-        assert_eq!(headings, ["actions", "files"]);
+        assert_eq!(headings, ["actions", "organizations", "files"]);
         let nav = doc
             .descendants()
             .find(|n| n.has_tag_name("nav"))
@@ -681,7 +686,7 @@ mod tests {
             .descendants()
             .filter_map(|n| n.attribute("href"))
             .collect();
-        assert_eq!(targets, ["#actions", "#files"]);
+        assert_eq!(targets, ["#actions", "#organizations", "#files"]);
         assert!(page.contains("no finished sync run before that date"));
         assert!(page.contains("Personal data is replaced by pseudonyms."));
         assert!(page.contains("<p>None.</p>"));

@@ -3,10 +3,10 @@
 //! maud escapes every value spliced in.
 
 use super::super::PageInfo;
-use super::super::page::{HEAD_META, STYLE, source, xml_chars};
+use super::super::page::{document, source};
 use super::data::{Org, Table};
 use super::reads::{Alert, CHANGE_DAYS, ChangeRow, HISTORY_DAYS, Member};
-use maud::{DOCTYPE, Markup, PreEscaped, html};
+use maud::{Markup, PreEscaped, html};
 
 /// What one page shows.
 pub struct OrgPage<'a> {
@@ -26,36 +26,20 @@ pub struct OrgPage<'a> {
 
 pub fn render(p: &OrgPage<'_>) -> String {
     let as_of = p.info.as_of.format("%Y-%m-%d").to_string();
-    let page = html! {
-        (DOCTYPE) "\n"
-        html lang="en" xmlns="http://www.w3.org/1999/xhtml" {
-            "\n"
-            head {
-                "\n"
-                (PreEscaped(HEAD_META))
-                title { (p.org.name) " as of " (as_of) " (orgledger)" } "\n"
-                style { (PreEscaped(STYLE)) } "\n"
-            } "\n"
-            body {
-                "\n"
-                main {
-                    "\n"
-                    p.meta { a href="../index.html" { "← all organizations" } } "\n"
-                    h1 { (p.org.name) } "\n"
-                    p.meta { "Organization " (p.org.id) "." } "\n"
-                    (source(p.info, &as_of))
-                    (incomplete(p))
-                    (limits(p))
-                    (section("trials", "Trials", p.trials, p, "No trial of this organization."))
-                    (section("projects", "Projects and their compute budgets", p.projects, p, "No project."))
-                    (members(p.members))
-                    (changes(p.changes))
-                    (alerts(p.alerts))
-                } "\n"
-            } "\n"
-        } "\n"
+    let main = html! {
+        p.meta { a href="../index.html" { "← all organizations" } } "\n"
+        h1 { (p.org.name) } "\n"
+        p.meta { "Organization " (p.org.id) "." } "\n"
+        (source(p.info, &as_of))
+        (incomplete(p))
+        (limits(p))
+        (section("trials", "Trials", p.trials, p, "No trial of this organization."))
+        (section("projects", "Projects and their compute budgets", p.projects, p, "No project."))
+        (members(p.members))
+        (changes(p.changes))
+        (alerts(p.alerts))
     };
-    xml_chars(page.into_string())
+    document(&format!("{} as of {as_of} (orgledger)", p.org.name), main)
 }
 
 /// Said first when any figure of the page is incomplete, as the reports flag it.

@@ -137,32 +137,26 @@ fn change_log(
     if opts.redact_pii {
         df = pii::redact(changes::REPORT, df, false)?;
     }
-    let texts: Vec<Vec<Option<&str>>> = [
-        "observed_at",
-        "kind",
-        "entity_type",
-        "entity_id",
-        "entity_name",
-        "field",
-        "before",
-        "after",
-    ]
-    .iter()
-    .map(|c| strs(&df, c))
-    .collect();
-    let cell = |c: usize, r: usize| texts[c][r].unwrap_or("").to_string();
+    let texts: Vec<Vec<Option<&str>>> = changes::COLUMNS.iter().map(|c| strs(&df, c)).collect();
+    let at = |name: &str| {
+        changes::COLUMNS
+            .iter()
+            .position(|c| *c == name)
+            .unwrap_or(0)
+    };
+    let cell = |name: &str, r: usize| texts[at(name)][r].unwrap_or("").to_string();
     let mut out: HashMap<i64, Vec<ChangeRow>> = HashMap::new();
     let owned = (0..df.height()).filter_map(|r| {
-        let org = owner.of(texts[2][r].unwrap_or(""), texts[3][r].unwrap_or(""))?;
+        let org = owner.of(&cell("entity_type", r), &cell("entity_id", r))?;
         Some((
             org,
             ChangeRow {
-                observed_at: cell(0, r),
-                kind: cell(1, r),
-                entity: cell(4, r),
-                field: cell(5, r),
-                before: cell(6, r),
-                after: cell(7, r),
+                observed_at: cell("observed_at", r),
+                kind: cell("kind", r),
+                entity: cell("entity_name", r),
+                field: cell("field", r),
+                before: cell("before", r),
+                after: cell("after", r),
             },
         ))
     });
