@@ -105,12 +105,33 @@ fn needs() -> Vec<(String, Kind)> {
 }
 
 pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
+    table(ctx, Rates::Derived)
+}
+
+/// The report's table with its daily rates and projections left unknown, which
+/// spares the second read of the mirror (30 days back): the `used` figures of the
+/// organization pages' history, computed as the report computes them.
+pub(crate) fn usage(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
+    table(ctx, Rates::Unknown)
+}
+
+/// Whether the table derives daily rates and projected exhaustion.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rates {
+    Derived,
+    Unknown,
+}
+
+fn table(ctx: &Ctx<'_>, rates: Rates) -> Result<DataFrame, ReportError> {
     let report = ctx.report();
     let needs = needs();
     let needs: Vec<(&str, Kind)> = needs.iter().map(|(n, k)| (n.as_str(), *k)).collect();
     let now = ctx.read("organizations", &needs)?;
     let limit_dtype = limit_dtype(&now);
-    let (lf, base_days) = with_baseline_usage(ctx, now, &needs)?;
+    let (lf, base_days) = match rates {
+        Rates::Derived => with_baseline_usage(ctx, now, &needs)?,
+        Rates::Unknown => without_baseline(now),
+    };
     let parts: Vec<LazyFrame> = METRICS
         .iter()
         .enumerate()
@@ -143,11 +164,7 @@ fn with_baseline_usage(
     needs: &[(&str, Kind)],
 ) -> Result<(LazyFrame, Option<i64>), ReportError> {
     let Some(date) = baseline_date(ctx)? else {
-        let mut lf = now.lazy();
-        for c in METRICS.iter().filter_map(|m| m.regular) {
-            lf = lf.with_column(null_of(DataType::Float64).alias(format!("base_{c}")));
-        }
-        return Ok((lf, None));
+        return Ok(without_baseline(now));
     };
     let then = ctx.read_as_of(date, "organizations", needs)?;
     let mut keep = vec![col("organization_id")];
@@ -161,6 +178,15 @@ fn with_baseline_usage(
         JoinArgs::new(JoinType::Left),
     );
     Ok((lf, Some(ctx.today - day_of(date))))
+}
+
+/// The frame with null baselines: no rate window.
+fn without_baseline(now: DataFrame) -> (LazyFrame, Option<i64>) {
+    let mut lf = now.lazy();
+    for c in METRICS.iter().filter_map(|m| m.regular) {
+        lf = lf.with_column(null_of(DataType::Float64).alias(format!("base_{c}")));
+    }
+    (lf, None)
 }
 
 /// Limits stay integers (exact above 2^53) unless one of them has a fraction.

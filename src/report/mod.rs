@@ -540,32 +540,31 @@ fn guarded<T>(
     )
 }
 
-/// A job's table, from a connection of its own.
-fn build_frame(opts: &ReportOptions, job: &Job) -> Result<DataFrame, ReportError> {
-    build_frame_at(opts, job, opts.as_of)
-}
-
-/// A built-in report's table as of another day than the run's (the history on the
-/// organization pages), made by the same job.
-pub(crate) fn build_builtin_as_of(
+/// `work` over a connection and context as of another day than the run's, with
+/// the extract of the built-in report `name` (the history on the organization
+/// pages).
+pub(crate) fn with_ctx_as_of<T>(
     opts: &ReportOptions,
     name: &str,
     as_of: NaiveDate,
-) -> Result<DataFrame, ReportError> {
+    work: impl FnOnce(&Ctx<'_>) -> Result<T, ReportError>,
+) -> Result<T, ReportError> {
     let builtin = registry::find(name).ok_or_else(|| unknown(name, &[]))?;
-    let job = Job {
-        name: name.to_string(),
-        extract: sql::builtin(builtin),
-        builtin: Some(builtin),
-    };
-    build_frame_at(opts, &job, as_of)
+    let conn = open(&opts.db, as_of)?;
+    let extract = sql::builtin(builtin);
+    work(&Ctx {
+        conn: &conn,
+        db: &opts.db,
+        as_of,
+        today: crate::calendar::day_of(as_of),
+        thresholds: &opts.thresholds,
+        extract: &extract,
+    })
 }
 
-fn build_frame_at(
-    opts: &ReportOptions,
-    job: &Job,
-    as_of: NaiveDate,
-) -> Result<DataFrame, ReportError> {
+/// A job's table, from a connection of its own.
+fn build_frame(opts: &ReportOptions, job: &Job) -> Result<DataFrame, ReportError> {
+    let as_of = opts.as_of;
     let conn = open(&opts.db, as_of)?;
     let ctx = Ctx {
         conn: &conn,

@@ -12,20 +12,21 @@ use orgledger_sandbox::Profile;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A small world synced twice a week apart, with its alerts evaluated; returns the
-/// mirror and the day of the second sync.
+/// A small world synced twice, 15 days apart (the pages sample the history every 15
+/// days), with its alerts evaluated; returns the mirror and the day of the second
+/// sync.
 async fn mirror(dir: &Path) -> (PathBuf, chrono::NaiveDate) {
     let sb = common::sandbox(Profile::Small).await;
     let db = dir.join("mirror.db");
     let (client, opts) = (common::admin(&sb), common::sync_opts(&sb, &db));
     sync::run(&client, &opts, None).await.expect("first sync");
     assert_eq!(
-        common::admin_post(&sb, "/sandbox/advance?days=7").await,
+        common::admin_post(&sb, "/sandbox/advance?days=15").await,
         200
     );
     sync::run(&client, &opts, None).await.expect("second sync");
     sb.shutdown().await;
-    let as_of = common::start_date() + chrono::Days::new(7);
+    let as_of = common::start_date() + chrono::Days::new(15);
     let jsonl = dir.join("alerts.jsonl");
     let alerts = common::orgledger(&db)
         .args(["alerts", "--as-of", &as_of.to_string(), "--jsonl"])
@@ -127,7 +128,7 @@ async fn every_organization_has_a_page_with_its_own_rows_history_changes_and_ale
             section(page, id);
         }
     }
-    // Two syncs a week apart: two points of history on each chart.
+    // Two syncs 15 days apart: two points of history on each chart.
     let charted = pages
         .values()
         .find(|p| p.contains("<svg"))
