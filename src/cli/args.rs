@@ -269,10 +269,17 @@ pub struct AlertsArgs {
     /// nothing is stored or sent.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = calendar_day)]
     pub as_of: Option<chrono::NaiveDate>,
-    /// POST each new event to this URL (Standard Webhooks, signed).
+    /// POST each new event to this URL (the webhook named "default"). A Slack or
+    /// Teams URL is a secret that other users can see in the process list: prefer
+    /// url_file in the config's [[alerts.webhooks]].
     #[arg(long, value_name = "URL")]
     pub webhook: Option<String>,
-    /// File holding the webhook signing secret `whsec_<base64>` (mode 600).
+    /// The --webhook's message format: standard (signed Standard Webhooks), slack or
+    /// teams [default: format in [alerts], else standard].
+    #[arg(long, value_name = "FORMAT", value_parser = webhook_format)]
+    pub webhook_format: Option<crate::alerts::Format>,
+    /// File holding the webhook signing secret `whsec_<base64>` (mode 600); the
+    /// standard format only.
     #[arg(long, value_name = "FILE")]
     pub webhook_secret_file: Option<PathBuf>,
     /// Append each new event as one JSON line to FILE (`-`: stdout).
@@ -604,6 +611,11 @@ pub enum BenchTarget {
 /// A `--as-of` day.
 fn calendar_day(text: &str) -> Result<chrono::NaiveDate, String> {
     crate::calendar::parse_calendar_day(text)
+}
+
+/// `--webhook-format`.
+fn webhook_format(text: &str) -> Result<crate::alerts::Format, String> {
+    crate::alerts::Format::parse(text).ok_or_else(|| crate::alerts::format::UNKNOWN.to_string())
 }
 
 /// The long help of `report NAME`: the built-in reports, from their registry.

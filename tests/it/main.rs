@@ -5,6 +5,7 @@
 mod common;
 mod digest;
 
+mod alert_channels;
 mod alerts;
 mod api_ops;
 mod attribution;
