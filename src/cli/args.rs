@@ -13,30 +13,37 @@ use std::path::PathBuf;
 const GLOBAL: &str = "Global options";
 
 /// Global options a command ignores, by command: the sandbox and the benchmark
-/// make their own worlds and mirrors, and an API call writes no mirror. They are
-/// still accepted, but their help does not list them.
-const IGNORED: [(&str, &[&str]); 4] = [
+/// make their own worlds and mirrors, an API call writes no mirror, and the
+/// completions and the man page describe the command line only. They are still
+/// accepted, but their help does not list them.
+const IGNORED: [(&str, &[&str]); 6] = [
     ("sandbox", &["db", "config"]),
     ("bench", &["db", "config"]),
     ("api", &["db"]),
     ("project", &["db"]),
+    ("completions", &["db", "config"]),
+    ("man", &["db", "config"]),
 ];
 
 /// Parses the process's command line as `Cli::parse` does, with each command's
 /// help listing only the global options it uses.
 pub fn parse() -> Cli {
+    Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit())
+}
+
+/// The command line as `--help` shows it (each command listing only the global
+/// options it uses); shell completions and the man page are generated from it.
+pub fn command() -> clap::Command {
     let mut cmd = Cli::command();
     // Global options are copied into every command when it is built: hiding them
     // is only possible after that.
     cmd.build();
-    let cmd =
-        cmd.mut_subcommands(
-            |sub| match IGNORED.iter().find(|(name, _)| sub.get_name() == *name) {
-                Some((_, ids)) => hide_in(sub, ids),
-                None => sub,
-            },
-        );
-    Cli::from_arg_matches(&cmd.get_matches()).unwrap_or_else(|e| e.exit())
+    cmd.mut_subcommands(
+        |sub| match IGNORED.iter().find(|(name, _)| sub.get_name() == *name) {
+            Some((_, ids)) => hide_in(sub, ids),
+            None => sub,
+        },
+    )
 }
 
 /// `cmd` and its subcommands with the options `ids` hidden from their help.
@@ -146,6 +153,29 @@ pub enum Command {
     #[cfg(feature = "sandbox")]
     /// Measure sync and report speed against the sandbox.
     Bench(BenchArgs),
+    /// Print shell completions (bash, zsh, fish, powershell, elvish) to standard
+    /// output; README.md says where each shell looks for them.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to standard output, or write one page per command
+    /// into a folder with --dir.
+    Man(ManArgs),
+}
+
+/// `completions` options.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `man` options.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write orgledger.1 and one orgledger-<command>.1 per command into this
+    /// folder instead of printing orgledger.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Where the API is and how to authenticate.

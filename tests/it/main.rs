@@ -25,6 +25,7 @@ mod first_steps;
 mod first_use;
 mod hostile;
 mod html;
+mod install;
 mod list_streaming;
 mod numbers;
 mod outages;
