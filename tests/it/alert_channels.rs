@@ -6,7 +6,8 @@
 //! is named in no log line, error, mirror row or status.
 
 use crate::alerts::{
-    Receiver, SECRET, alerts_cli, config_file, crossed_world, options, private_file, serve, webhook,
+    Receiver, SECRET, alerts_cli, config_file, crossed_world, options, private_file, serve,
+    status_json, webhook,
 };
 use crate::common;
 use axum::Router;
@@ -433,17 +434,7 @@ async fn a_chat_webhooks_url_is_named_in_no_log_error_mirror_row_or_status() {
         "SELECT COUNT(*) FROM alert_deliveries WHERE webhook = 'teams' AND status = 'pending'",
     );
     assert!(pending >= 1);
-    let status = common::bin()
-        .args([
-            "--db",
-            db.to_str().expect("utf-8"),
-            "status",
-            "--format",
-            "json",
-        ])
-        .output()
-        .expect("status");
-    let status = String::from_utf8_lossy(&status.stdout);
+    let status = status_json(&db)["alert_outbox"].to_string();
     assert!(
         status.contains("teams") && !status.contains(TOKEN),
         "{status}"

@@ -571,19 +571,18 @@ async fn the_daemon_sends_alerts_after_its_report_job_and_never_logs_the_secret(
         .expect("outbox");
     assert!(!stored.contains(key));
     // `status` counts the outbox.
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
-        .args([
-            "--db",
-            db.to_str().expect("utf-8"),
-            "status",
-            "--format",
-            "json",
-        ])
+    let outbox = status_json(&db)["alert_outbox"].to_string();
+    assert!(outbox.contains("delivered"), "{outbox}");
+}
+
+/// `orgledger status --format json` of the mirror `db`.
+pub(crate) fn status_json(db: &Path) -> Value {
+    let status = common::bin()
+        .args(["--db", db.to_str().expect("utf-8")])
+        .args(["status", "--format", "json"])
         .output()
         .expect("status runs");
-    let status: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
-    let outbox = status["alert_outbox"].to_string();
-    assert!(outbox.contains("delivered"), "{outbox}");
+    serde_json::from_slice(&status.stdout).expect("status JSON")
 }
 
 /// `orgledger alerts` with `config`: (success, stderr).
