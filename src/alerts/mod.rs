@@ -216,7 +216,7 @@ pub enum AlertError {
 /// Why alerts are not evaluated without a destination, and what to give instead.
 pub const NO_DESTINATION: &str = "alerts need a destination, or the events would be recorded as sent and reach no one: \
      pass --webhook URL with --webhook-secret-file FILE, or --jsonl FILE (- for standard output), \
-     or set webhook_url or jsonl in the config's [alerts] section; --dry-run shows the events \
+     or set webhook_url, [[alerts.webhooks]] or jsonl in the config's [alerts] section; --dry-run shows the events \
      without recording them";
 
 impl From<MirrorError> for AlertError {
