@@ -130,12 +130,32 @@ pub struct AlertsConfig {
     pub sync_failing_runs: Option<u32>,
     /// The event types to evaluate (default: all).
     pub kinds: Option<Vec<String>>,
-    /// Where events are POSTed (Standard Webhooks).
+    /// Where events are POSTed (the webhook named `default`).
     pub webhook_url: Option<String>,
     /// File holding the signing secret `whsec_<base64>` (mode 600).
     pub webhook_secret_file: Option<PathBuf>,
+    /// The message format of `webhook_url`: "standard" (the default), "slack", "teams".
+    pub format: Option<String>,
+    /// More webhooks, each with its own name and format.
+    pub webhooks: Option<Vec<WebhookConfig>>,
     /// File that gets one JSON event per line, appended.
     pub jsonl: Option<PathBuf>,
+}
+
+/// `[[alerts.webhooks]]`: one more webhook.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookConfig {
+    /// How the mirror, the logs and `status` call it [default: its format].
+    pub name: Option<String>,
+    /// "standard" (the default), "slack" or "teams".
+    pub format: Option<String>,
+    /// Where events are POSTed.
+    pub url: Option<String>,
+    /// File holding the URL instead (mode 600): a Slack or Teams URL is a secret.
+    pub url_file: Option<PathBuf>,
+    /// File holding the signing secret (the standard format only, mode 600).
+    pub secret_file: Option<PathBuf>,
 }
 
 /// A config file that cannot be used. Causes are said inline and are not
@@ -221,6 +241,13 @@ mod tests {
         let alerts = cfg.alerts.expect("the example has [alerts]");
         assert_eq!(alerts.thresholds, Some(vec![80.0, 100.0, 150.0]));
         assert!(alerts.webhook_secret_file.is_some());
+        let formats: Vec<_> = alerts
+            .webhooks
+            .iter()
+            .flatten()
+            .map(|w| w.format.clone())
+            .collect();
+        assert_eq!(formats, [Some("slack".into()), Some("teams".into())]);
         let err = toml::from_str::<Config>("[alerts]\nthreshold = [80]").expect_err("typo");
         assert!(err.to_string().contains("threshold"));
         let err = toml::from_str::<Config>("bse_url = 'x'").expect_err("typo");

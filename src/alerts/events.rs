@@ -36,6 +36,61 @@ impl Event {
         // A struct of strings and a JSON value always serializes.
         serde_json::to_string(self).unwrap_or_default()
     }
+
+    /// Its key figures as a chat message shows them under the text: label and
+    /// value, the as-of day first; figures the event does not have are left out.
+    pub fn figures(&self) -> Vec<(&'static str, String)> {
+        let fields = Kind::parse(&self.kind).map_or(&[][..], key_fields);
+        let unit = self.data["unit"].as_str().unwrap_or("");
+        std::iter::once(("As of", "as_of"))
+            .chain(fields.iter().copied())
+            .filter_map(|(label, field)| Some((label, figure(field, &self.data[field], unit)?)))
+            .collect()
+    }
+}
+
+/// The `data` fields a chat message shows for each type, with their labels.
+fn key_fields(kind: Kind) -> &'static [(&'static str, &'static str)] {
+    match kind {
+        Kind::EntitlementThreshold => &[
+            ("Organization", "organization_name"),
+            ("Metric", "metric"),
+            ("Used", "used"),
+            ("Limit", "limit"),
+            ("% used", "pct_used"),
+            ("Threshold %", "threshold"),
+            ("Limit reached around", "projected_exhaustion"),
+            ("Missing data", "missing"),
+        ],
+        Kind::TrialExpiring | Kind::TrialExpired | Kind::TrialDeletionDue => &[
+            ("User", "user_name"),
+            ("Organization", "organization_name"),
+            ("Status", "status"),
+            ("Expires", "expiration_date"),
+            ("Deletion due", "deletion_due"),
+            ("Days left", "days_left"),
+        ],
+        Kind::SyncFailing => &[("Failed runs in a row", "runs"), ("Errors", "errors")],
+        Kind::SyncRecovered => &[("Run", "run_id"), ("Status", "status"), ("At", "at")],
+    }
+}
+
+/// One figure as text: amounts in the metric's unit, a list as its length; `None`
+/// for a figure that is absent or empty.
+fn figure(field: &str, value: &Value, unit: &str) -> Option<String> {
+    let text = match value {
+        Value::Null => return None,
+        Value::String(s) if field == "metric" => metric_label(s).to_string(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) if matches!(field, "used" | "limit") => {
+            crate::report::units::human(n.as_f64(), unit)
+        }
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => if *b { "yes" } else { "no" }.to_string(),
+        Value::Array(items) => items.len().to_string(),
+        Value::Object(_) => return None,
+    };
+    (!text.is_empty()).then_some(text)
 }
 
 /// A condition on the as-of date. Entitlements and trials are listed only while

@@ -1,11 +1,13 @@
 //! Alerts: events for the moment an entitlement crosses a threshold, a trial nears
-//! its end, or syncs keep failing; sent as signed webhooks and/or JSON lines.
+//! its end, or syncs keep failing; sent to webhooks (signed Standard Webhooks, Slack
+//! or Microsoft Teams messages) and/or as JSON lines.
 //!
 //! One evaluation: read the `entitlements` and `trials` tables (built by the report
 //! code, or handed over by the daemon's report job) and the sync runs as of a date
 //! ([`events`]), compare them with the state stored in the mirror ([`state`]), store
-//! the new crossings and queue them ([`outbox`]), append them to a JSON Lines file
-//! ([`jsonl`]), then deliver whatever is pending ([`webhook`]).
+//! the new crossings and queue them for each webhook ([`outbox`]), append them to a
+//! JSON Lines file ([`jsonl`]), then deliver whatever is pending, webhook by webhook,
+//! each in its format ([`webhook`], [`format`]).
 //!
 //! As-of dates: only an evaluation as of the latest evaluated date or later
 //! advances the state. An earlier date is evaluated read-only: it lists the
@@ -13,12 +15,14 @@
 //! the mirror and sends nothing. docs/alerts.md describes every event.
 
 pub mod events;
+pub mod format;
 pub mod jsonl;
 pub mod outbox;
 pub(crate) mod state;
 pub mod webhook;
 
 pub use events::Event;
+pub use format::Format;
 pub use jsonl::Jsonl;
 pub use outbox::Counts;
 pub use webhook::{Retry, SigningKey, Webhook};
@@ -112,8 +116,8 @@ pub struct AlertOptions {
     pub as_of: NaiveDate,
     /// What counts.
     pub rules: Rules,
-    /// Signed POSTs, if any.
-    pub webhook: Option<Webhook>,
+    /// The webhooks (names unique), each with its format.
+    pub webhooks: Vec<Webhook>,
     /// JSON lines, if any.
     pub jsonl: Option<Jsonl>,
     /// Evaluate and return the events; store, queue and send nothing.
@@ -127,7 +131,7 @@ pub struct AlertOptions {
 impl AlertOptions {
     /// Whether the events have somewhere to go (a webhook or a JSON Lines file).
     pub fn has_destination(&self) -> bool {
-        self.webhook.is_some() || self.jsonl.is_some()
+        !self.webhooks.is_empty() || self.jsonl.is_some()
     }
 
     /// Default rules, no sinks.
@@ -136,7 +140,7 @@ impl AlertOptions {
             db: db.into(),
             as_of,
             rules: Rules::default(),
-            webhook: None,
+            webhooks: Vec::new(),
             jsonl: None,
             dry_run: false,
             queries_dir: None,
@@ -165,7 +169,7 @@ pub struct AlertOutcome {
     pub events: Vec<Event>,
     /// The latest as-of date that advanced the state (before this run).
     pub latest_before: Option<NaiveDate>,
-    /// The outbox after delivery (None without a webhook or when nothing was sent).
+    /// The deliveries after this run's (None without a webhook or when nothing was sent).
     pub outbox: Option<Counts>,
 }
 
@@ -212,7 +216,7 @@ pub enum AlertError {
 /// Why alerts are not evaluated without a destination, and what to give instead.
 pub const NO_DESTINATION: &str = "alerts need a destination, or the events would be recorded as sent and reach no one: \
      pass --webhook URL with --webhook-secret-file FILE, or --jsonl FILE (- for standard output), \
-     or set webhook_url or jsonl in the config's [alerts] section; --dry-run shows the events \
+     or set webhook_url, [[alerts.webhooks]] or jsonl in the config's [alerts] section; --dry-run shows the events \
      without recording them";
 
 impl From<MirrorError> for AlertError {
@@ -237,8 +241,8 @@ pub async fn run(
     let mut outcome = tokio::task::spawn_blocking(move || evaluate(&eval_opts, frames))
         .await
         .map_err(|e| AlertError::Task(e.to_string()))??;
-    if let (Mode::Advanced, Some(hook)) = (outcome.mode, &opts.webhook) {
-        outcome.outbox = Some(deliver(&opts.db, hook).await?);
+    if outcome.mode == Mode::Advanced && !opts.webhooks.is_empty() {
+        outcome.outbox = Some(deliver(&opts.db, &opts.webhooks).await?);
     }
     Ok(outcome)
 }
@@ -290,8 +294,8 @@ fn evaluate(
             }
             let tx = conn.transaction().map_err(sql)?;
             state::save(&tx, &found.changes, opts.as_of).map_err(sql)?;
-            if opts.webhook.is_some() {
-                outbox::enqueue(&tx, &found.fired, &now).map_err(sql)?;
+            if !opts.webhooks.is_empty() {
+                outbox::enqueue(&tx, &found.fired, &opts.webhooks, &now).map_err(sql)?;
             }
             state::record_run(&tx, opts.as_of, "advanced", found.fired.len(), &now).map_err(sql)?;
             tx.commit().map_err(sql)?;
@@ -389,27 +393,45 @@ fn listed(
         .collect()
 }
 
-/// Sends every pending event. A receiver that is still failing after an event's
-/// retries is left alone for this run (the rest stay pending for the next).
-async fn deliver(db: &std::path::Path, hook: &Webhook) -> Result<Counts, AlertError> {
+/// Sends every pending delivery, webhook by webhook. A receiver that is still
+/// failing after an event's retries is left alone for this run (its deliveries stay
+/// pending for the next); the other webhooks still get theirs.
+async fn deliver(db: &std::path::Path, hooks: &[Webhook]) -> Result<Counts, AlertError> {
     let sql = |cause| AlertError::Sql {
         db: db.to_path_buf(),
         cause,
     };
-    let conn = mirror::open_rw(db)?;
-    for event in outbox::pending(&conn).map_err(sql)? {
+    let mut conn = mirror::open_rw(db)?;
+    for hook in hooks {
+        deliver_to(&mut conn, hook).await.map_err(sql)?;
+    }
+    outbox::counts(&conn).map_err(sql)
+}
+
+/// Sends one webhook's pending deliveries, oldest first, until it stops answering.
+/// (`&mut`: a connection is `Send` but not `Sync`, and the future holds it across
+/// the sends.)
+async fn deliver_to(conn: &mut rusqlite::Connection, hook: &Webhook) -> rusqlite::Result<()> {
+    let webhook = hook.name();
+    for event in outbox::pending(conn, webhook)? {
         let (outcome, attempts) = hook.deliver(&event.id, &event.body).await;
-        outbox::record(&conn, &event.id, &outcome, attempts, &mirror::now_text()).map_err(sql)?;
+        let id = event.id.as_str();
+        outbox::record(conn, (id, webhook), &outcome, attempts, &mirror::now_text())?;
         match &outcome {
-            outbox::Delivery::Delivered(_) => tracing::debug!(id = %event.id, "alert delivered"),
+            outbox::Delivery::Delivered(_) => tracing::debug!(id, webhook, "alert delivered"),
             outbox::Delivery::Failed { status, excerpt } => {
-                tracing::warn!(id = %event.id, status, body = %excerpt, "the webhook refused an alert; it is marked failed")
+                tracing::warn!(id, webhook, status, body = %excerpt, "the webhook refused an alert; it is marked failed")
             }
             outbox::Delivery::Pending { error, .. } => {
-                tracing::warn!(id = %event.id, attempts, "the webhook is not taking alerts ({error}); pending ones are retried on the next run");
+                tracing::warn!(
+                    id,
+                    webhook,
+                    attempts,
+                    "the webhook is not taking alerts ({error}); pending ones are retried on the next run"
+                );
                 break;
             }
         }
     }
-    outbox::counts(&conn).map_err(sql)
+    Ok(())
 }

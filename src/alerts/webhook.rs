@@ -1,9 +1,12 @@
-//! Standard Webhooks delivery: one signed POST per event (`webhook-id`,
-//! `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of
-//! "id.timestamp.body">`), retried with exponential backoff within the run. The
-//! signing key is decoded from `whsec_<base64>` once and never printed.
+//! Webhook delivery: one POST per event, retried with exponential backoff within
+//! the run. In the `standard` format it is signed as Standard Webhooks say
+//! (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of
+//! "id.timestamp.body">`); the signing key is decoded from `whsec_<base64>` once and
+//! never printed. Slack and Teams webhooks are not signed: their URL is the secret,
+//! so it is named nowhere (errors say the webhook's name and at most an origin).
 
 use crate::alerts::AlertError;
+use crate::alerts::format::Format;
 use crate::alerts::outbox::Delivery;
 use crate::api::origin;
 use crate::api::secret::Secret;
@@ -78,21 +81,66 @@ impl Default for Retry {
 /// Where events go, and how.
 #[derive(Debug, Clone)]
 pub struct Webhook {
+    /// How the mirror, the logs and `status` call it.
+    name: String,
+    format: Format,
     /// A secret: chat tools put their token in the URL.
     url: Secret,
-    key: SigningKey,
+    /// The `standard` format's signing key.
+    key: Option<SigningKey>,
     http: reqwest::Client,
     retry: Retry,
 }
+
+/// The name of the webhook set by `webhook_url` / `--webhook` (and of the one
+/// webhook of mirrors from before several were possible).
+pub const DEFAULT_NAME: &str = "default";
 
 /// How much of a refusing receiver's body is kept.
 const EXCERPT_CHARS: usize = 200;
 
 impl Webhook {
-    /// A sender to `url` (http or https).
+    /// A Standard Webhooks sender to `url` (http or https), named
+    /// [`DEFAULT_NAME`].
     pub fn new(url: &str, key: SigningKey, retry: Retry) -> Result<Webhook, AlertError> {
+        Webhook::build(url, Format::Standard, Some(key), retry)
+    }
+
+    /// An unsigned sender in a chat format (`slack`, `teams`), named
+    /// [`DEFAULT_NAME`].
+    pub fn chat(url: &str, format: Format, retry: Retry) -> Result<Webhook, AlertError> {
+        if format == Format::Standard {
+            return Err(AlertError::Setup(
+                "a standard webhook is signed: it needs its secret file".into(),
+            ));
+        }
+        Webhook::build(url, format, None, retry)
+    }
+
+    /// The same sender under another name.
+    pub fn named(mut self, name: &str) -> Webhook {
+        self.name = name.to_string();
+        self
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its message format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    fn build(
+        url: &str,
+        format: Format,
+        key: Option<SigningKey>,
+        retry: Retry,
+    ) -> Result<Webhook, AlertError> {
         let parsed = origin::parse_http_url(url)
-            .map_err(|why| AlertError::Setup(format!("the webhook URL {why}")))?;
+            .map_err(|why| AlertError::Setup(format!("a {} webhook URL {why}", format.as_str())))?;
         // reqwest is built without a default crypto provider; installing twice is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
         // The signed payload follows no redirect to another origin.
@@ -102,6 +150,8 @@ impl Webhook {
             .build()
             .map_err(|e| AlertError::Setup(format!("cannot set up the webhook client: {e}")))?;
         Ok(Webhook {
+            name: DEFAULT_NAME.to_string(),
+            format,
             url: Secret::new(url),
             key,
             http,
@@ -148,17 +198,18 @@ impl Webhook {
     }
 
     async fn post(&self, id: &str, body: &str) -> Delivery {
-        let timestamp = chrono::Utc::now().timestamp();
-        let sent = self
+        let mut request = self
             .http
             .post(self.url.expose())
-            .header("content-type", "application/json")
-            .header("webhook-id", id)
-            .header("webhook-timestamp", timestamp.to_string())
-            .header("webhook-signature", self.key.sign(id, timestamp, body))
-            .body(body.to_string())
-            .send()
-            .await;
+            .header("content-type", "application/json");
+        if let Some(key) = &self.key {
+            let timestamp = chrono::Utc::now().timestamp();
+            request = request
+                .header("webhook-id", id)
+                .header("webhook-timestamp", timestamp.to_string())
+                .header("webhook-signature", key.sign(id, timestamp, body));
+        }
+        let sent = request.body(body.to_string()).send().await;
         let response = match sent {
             Ok(r) => r,
             Err(e) => {

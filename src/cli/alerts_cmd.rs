@@ -1,11 +1,13 @@
 //! `orgledger alerts`: evaluate the alerts once, store and send the new ones.
 
-use crate::alerts::{self, AlertOptions, Jsonl, Kind, Mode, Rules, SigningKey, Webhook};
+use crate::alerts::webhook::DEFAULT_NAME;
+use crate::alerts::{self, AlertOptions, Format, Jsonl, Kind, Mode, Rules, SigningKey, Webhook};
 use crate::cli::args::AlertsArgs;
 use crate::cli::settings::Settings;
 use crate::cli::{Exit, UsageError};
-use crate::config::{AlertsConfig, read_secret_file};
-use anyhow::Result;
+use crate::config::{AlertsConfig, WebhookConfig, read_secret_file};
+use anyhow::{Context, Result};
+use std::path::Path;
 
 /// The rules of `[alerts]`, checked.
 fn rules(cfg: &AlertsConfig) -> Result<Rules> {
@@ -75,25 +77,102 @@ pub fn options(settings: &Settings, args: &AlertsArgs) -> Result<AlertOptions> {
         .as_deref()
         .or(cfg.jsonl.as_deref())
         .map(Jsonl::from_arg);
-    let url = args.webhook.clone().or(cfg.webhook_url);
-    let secret_file = args.webhook_secret_file.clone().or(cfg.webhook_secret_file);
-    opts.webhook = match (url, secret_file) {
-        (Some(url), Some(file)) => {
-            let key = SigningKey::parse(&read_secret_file(&file)?, &file)?;
-            Some(Webhook::new(&url, key, alerts::Retry::default())?)
+    opts.webhooks = webhooks(&cfg, args)?;
+    if !opts.dry_run && !opts.has_destination() {
+        return Err(UsageError(alerts::NO_DESTINATION.into()).into());
+    }
+    Ok(opts)
+}
+
+/// The webhooks: `--webhook` (else `webhook_url`), named `default`, in
+/// `--webhook-format` (else `format`), then each of `[[alerts.webhooks]]`.
+fn webhooks(cfg: &AlertsConfig, args: &AlertsArgs) -> Result<Vec<Webhook>> {
+    let mut hooks = Vec::new();
+    if let Some(url) = args.webhook.as_deref().or(cfg.webhook_url.as_deref()) {
+        let format = match args.webhook_format {
+            Some(format) => format,
+            None => format_of(cfg.format.as_deref(), "config [alerts] format")?,
+        };
+        let secret = args
+            .webhook_secret_file
+            .as_deref()
+            .or(cfg.webhook_secret_file.as_deref());
+        hooks.push(webhook(DEFAULT_NAME, url, format, secret)?);
+    }
+    for entry in cfg.webhooks.iter().flatten() {
+        let hook = configured(entry)?;
+        if hooks.iter().any(|h: &Webhook| h.name() == hook.name()) {
+            return Err(UsageError(format!(
+                "config [alerts]: two webhooks are named {:?}; give each of [[alerts.webhooks]] a name of its own",
+                hook.name()
+            ))
+            .into());
         }
-        (Some(_), None) => {
+        hooks.push(hook);
+    }
+    Ok(hooks)
+}
+
+/// One `[[alerts.webhooks]]` entry.
+fn configured(entry: &WebhookConfig) -> Result<Webhook> {
+    let format = format_of(entry.format.as_deref(), "config [[alerts.webhooks]] format")?;
+    let name = entry.name.as_deref().unwrap_or(format.as_str());
+    let url = match (&entry.url, &entry.url_file) {
+        (Some(url), None) => url.clone(),
+        (None, Some(file)) => read_secret_file(file)?.expose().to_string(),
+        _ => {
+            return Err(UsageError(format!(
+                "config [[alerts.webhooks]] {name:?}: give it url or url_file (one of them)"
+            ))
+            .into());
+        }
+    };
+    webhook(name, &url, format, entry.secret_file.as_deref())
+}
+
+/// A format name of the config (standard when absent).
+fn format_of(text: Option<&str>, key: &str) -> Result<Format> {
+    match text {
+        None => Ok(Format::default()),
+        Some(text) => Format::parse(text).ok_or_else(|| {
+            UsageError(format!("{key}: {text:?} is {}", alerts::format::UNKNOWN)).into()
+        }),
+    }
+}
+
+/// A webhook in its format: the standard one signed with the secret in
+/// `secret_file`, Slack and Teams unsigned (their URL is the secret).
+fn webhook(name: &str, url: &str, format: Format, secret_file: Option<&Path>) -> Result<Webhook> {
+    let retry = alerts::Retry::default();
+    let hook = match (format, secret_file) {
+        (Format::Standard, Some(file)) => {
+            let key = SigningKey::parse(&read_secret_file(file)?, file)?;
+            Webhook::new(url, key, retry)
+        }
+        (Format::Standard, None) if name == DEFAULT_NAME => {
             return Err(UsageError(
                 "a webhook needs its signing secret: pass --webhook-secret-file (or set webhook_secret_file in [alerts])".into(),
             )
             .into());
         }
-        (None, _) => None,
+        (Format::Standard, None) => {
+            return Err(UsageError(format!(
+                "webhook {name:?} needs its signing secret: set its secret_file in [[alerts.webhooks]]"
+            ))
+            .into());
+        }
+        (chat, None) => Webhook::chat(url, chat, retry),
+        (chat, Some(_)) => {
+            return Err(UsageError(format!(
+                "webhook {name:?} is a {} webhook, which is not signed (its URL is the secret): remove its secret file",
+                chat.as_str()
+            ))
+            .into());
+        }
     };
-    if !opts.dry_run && !opts.has_destination() {
-        return Err(UsageError(alerts::NO_DESTINATION.into()).into());
-    }
-    Ok(opts)
+    Ok(hook
+        .with_context(|| format!("webhook {name:?}"))?
+        .named(name))
 }
 
 /// Runs the command.
@@ -128,7 +207,7 @@ pub fn summary(opts: &AlertOptions, outcome: &alerts::AlertOutcome) -> String {
     };
     if let Some(c) = outcome.outbox {
         line.push_str(&format!(
-            "; webhook outbox: {} delivered, {} pending, {} failed",
+            "; webhook deliveries: {} delivered, {} pending, {} failed",
             c.delivered, c.pending, c.failed
         ));
     }

@@ -13,30 +13,37 @@ use std::path::PathBuf;
 const GLOBAL: &str = "Global options";
 
 /// Global options a command ignores, by command: the sandbox and the benchmark
-/// make their own worlds and mirrors, and an API call writes no mirror. They are
-/// still accepted, but their help does not list them.
-const IGNORED: [(&str, &[&str]); 4] = [
+/// make their own worlds and mirrors, an API call writes no mirror, and the
+/// completions and the man page describe the command line only. They are still
+/// accepted, but their help does not list them.
+const IGNORED: [(&str, &[&str]); 6] = [
     ("sandbox", &["db", "config"]),
     ("bench", &["db", "config"]),
     ("api", &["db"]),
     ("project", &["db"]),
+    ("completions", &["db", "config"]),
+    ("man", &["db", "config"]),
 ];
 
 /// Parses the process's command line as `Cli::parse` does, with each command's
 /// help listing only the global options it uses.
 pub fn parse() -> Cli {
+    Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit())
+}
+
+/// The command line as `--help` shows it (each command listing only the global
+/// options it uses); shell completions and the man page are generated from it.
+pub fn command() -> clap::Command {
     let mut cmd = Cli::command();
     // Global options are copied into every command when it is built: hiding them
     // is only possible after that.
     cmd.build();
-    let cmd =
-        cmd.mut_subcommands(
-            |sub| match IGNORED.iter().find(|(name, _)| sub.get_name() == *name) {
-                Some((_, ids)) => hide_in(sub, ids),
-                None => sub,
-            },
-        );
-    Cli::from_arg_matches(&cmd.get_matches()).unwrap_or_else(|e| e.exit())
+    cmd.mut_subcommands(
+        |sub| match IGNORED.iter().find(|(name, _)| sub.get_name() == *name) {
+            Some((_, ids)) => hide_in(sub, ids),
+            None => sub,
+        },
+    )
 }
 
 /// `cmd` and its subcommands with the options `ids` hidden from their help.
@@ -146,6 +153,29 @@ pub enum Command {
     #[cfg(feature = "sandbox")]
     /// Measure sync and report speed against the sandbox.
     Bench(BenchArgs),
+    /// Print shell completions (bash, zsh, fish, powershell, elvish) to standard
+    /// output; README.md says where each shell looks for them.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to standard output, or write one page per command
+    /// into a folder with --dir.
+    Man(ManArgs),
+}
+
+/// `completions` options.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `man` options.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write orgledger.1 and one orgledger-<command>.1 per command into this
+    /// folder instead of printing orgledger.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Where the API is and how to authenticate.
@@ -269,10 +299,17 @@ pub struct AlertsArgs {
     /// nothing is stored or sent.
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = calendar_day)]
     pub as_of: Option<chrono::NaiveDate>,
-    /// POST each new event to this URL (Standard Webhooks, signed).
+    /// POST each new event to this URL (the webhook named "default"). A Slack or
+    /// Teams URL is a secret that other users can see in the process list: prefer
+    /// url_file in the config's [[alerts.webhooks]].
     #[arg(long, value_name = "URL")]
     pub webhook: Option<String>,
-    /// File holding the webhook signing secret `whsec_<base64>` (mode 600).
+    /// The --webhook's message format: standard (signed Standard Webhooks), slack or
+    /// teams [default: format in [alerts], else standard].
+    #[arg(long, value_name = "FORMAT", value_parser = webhook_format)]
+    pub webhook_format: Option<crate::alerts::Format>,
+    /// File holding the webhook signing secret `whsec_<base64>` (mode 600); the
+    /// standard format only.
     #[arg(long, value_name = "FILE")]
     pub webhook_secret_file: Option<PathBuf>,
     /// Append each new event as one JSON line to FILE (`-`: stdout).
@@ -604,6 +641,11 @@ pub enum BenchTarget {
 /// A `--as-of` day.
 fn calendar_day(text: &str) -> Result<chrono::NaiveDate, String> {
     crate::calendar::parse_calendar_day(text)
+}
+
+/// `--webhook-format`.
+fn webhook_format(text: &str) -> Result<crate::alerts::Format, String> {
+    crate::alerts::Format::parse(text).ok_or_else(|| crate::alerts::format::UNKNOWN.to_string())
 }
 
 /// The long help of `report NAME`: the built-in reports, from their registry.

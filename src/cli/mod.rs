@@ -9,11 +9,13 @@ pub(crate) mod backup_cmd;
 pub(crate) mod bench_cmd;
 pub(crate) mod changes_cmd;
 pub(crate) mod check_cmd;
+pub(crate) mod completions_cmd;
 pub(crate) mod daemon_cmd;
 #[cfg(feature = "sandbox")]
 pub(crate) mod demo_cmd;
 pub(crate) mod export_cmd;
 pub mod logging;
+pub(crate) mod man_cmd;
 pub mod out;
 pub(crate) mod query_cmd;
 pub(crate) mod report_cmd;
@@ -77,6 +79,12 @@ impl Exit {
 
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> Result<Exit> {
+    // These describe the command line only: no config file or mirror is read.
+    match &cli.command {
+        Command::Completions(args) => return completions_cmd::run(args),
+        Command::Man(args) => return man_cmd::run(args),
+        _ => {}
+    }
     let settings = Settings::from_cli(&cli)?;
     match cli.command {
         #[cfg(feature = "sandbox")]
@@ -106,5 +114,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Demo(args) => demo_cmd::run(&settings, &args).await,
         #[cfg(feature = "sandbox")]
         Command::Bench(args) => bench_cmd::run(&args).await,
+        Command::Completions(args) => completions_cmd::run(&args),
+        Command::Man(args) => man_cmd::run(&args),
     }
 }

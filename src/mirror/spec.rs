@@ -678,9 +678,11 @@ pub fn markdown() -> String {
         "\nAlerts (docs/alerts.md): `alert_state` (one row per condition that has ever held: \
          key, kind, active, crossings so far, the current crossing's `event_id`, `since`: the \
          as-of date of its last change), `alert_runs` (one row per evaluation: as-of date, mode \
-         `advanced` or `read_only`, events), `alert_outbox` (one row per webhook event: \
-         id, type, body, status pending/delivered/failed, attempts, last HTTP status, \
-         error excerpt). The webhook secret is never stored.\n",
+         `advanced` or `read_only`, events), `alert_outbox` (one row per event bound for \
+         webhooks: id, type, created_at, body), `alert_deliveries` (one row per event and \
+         webhook: the webhook's name and format, the body as sent in that format, status \
+         pending/delivered/failed, attempts, last HTTP status, error excerpt). Neither the \
+         webhook secret nor a webhook's URL is stored.\n",
     );
     for table in TABLES {
         out.push_str(&format!("\n## `{}`\n\n{}.\n\n", table.name, table.doc));

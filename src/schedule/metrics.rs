@@ -31,7 +31,8 @@ const MIRROR_ROWS: &str = "orgledger_mirror_rows";
 const REPORT_RUNS: &str = "orgledger_report_runs_total";
 const REPORT_DURATION: &str = "orgledger_report_duration_seconds";
 const EXPORT_RUNS: &str = "orgledger_export_runs_total";
-/// Events in the alerts outbox per state (pending, delivered, failed).
+/// Deliveries of the alerts outbox (one per event and webhook) per state (pending,
+/// delivered, failed).
 const ALERT_OUTBOX: &str = "orgledger_alert_outbox_events";
 
 /// The `status` of a sync that could not run at all (beside the runs' own statuses).
@@ -156,7 +157,10 @@ fn describe() {
         EXPORT_RUNS,
         "Parquet exports after a sync by outcome (ok, failed)"
     );
-    describe_gauge!(ALERT_OUTBOX, "Alert events in the outbox by state");
+    describe_gauge!(
+        ALERT_OUTBOX,
+        "Alert deliveries (one per event and webhook) in the outbox by state"
+    );
     describe_gauge!(BUILD_INFO, "Always 1; the label says the version running");
     describe_gauge!(UP, "Always 1 while the daemon serves its metrics");
 }
@@ -217,7 +221,7 @@ fn outcome(ok: bool) -> &'static str {
     OUTCOMES[usize::from(!ok)]
 }
 
-/// The alerts outbox: the number of events in each state, set at the start and
+/// The alerts outbox: the number of deliveries in each state, set at the start and
 /// after each alert evaluation of the daemon that delivered to a webhook.
 pub fn alert_outbox_counts(counts: &crate::alerts::Counts) {
     let values = [counts.pending, counts.delivered, counts.failed];

@@ -1,6 +1,7 @@
 //! Alerts over real HTTP: the sandbox serves the world (an organization's limit is
 //! moved with `/sandbox/override`), a receiver on a loopback port checks every
-//! Standard Webhooks signature itself, and the mirror is a real SQLite file.
+//! Standard Webhooks signature itself, and the mirror is a real SQLite file. Slack
+//! and Teams receivers are in `alert_channels`.
 
 use crate::common;
 use axum::Router;
@@ -23,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The test's signing secret (a real one would come from a 0600 file).
-const SECRET: &str = "whsec_c2VjcmV0LWtleS1mb3ItdGhlLWFsZXJ0LXRlc3Rz";
+pub(crate) const SECRET: &str = "whsec_c2VjcmV0LWtleS1mb3ItdGhlLWFsZXJ0LXRlc3Rz";
 
 /// One request the receiver saw.
 #[derive(Debug, Clone)]
@@ -44,13 +45,13 @@ struct Inbox {
 
 /// A webhook receiver on a free loopback port that verifies signatures with the
 /// HMAC crate directly (not with the product's signing code).
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     inbox: Arc<Mutex<Inbox>>,
 }
 
 impl Receiver {
-    async fn start(script: &[u16], then: Option<u16>) -> Receiver {
+    pub(crate) async fn start(script: &[u16], then: Option<u16>) -> Receiver {
         let inbox = Arc::new(Mutex::new(Inbox {
             script: script.iter().copied().collect(),
             then,
@@ -70,7 +71,7 @@ impl Receiver {
     }
 
     /// Ids answered 2xx, with how many times each.
-    fn delivered(&self) -> HashMap<String, usize> {
+    pub(crate) fn delivered(&self) -> HashMap<String, usize> {
         let mut out = HashMap::new();
         for g in self.got().into_iter().filter(|g| g.answered == 200) {
             *out.entry(g.id).or_insert(0) += 1;
@@ -78,7 +79,7 @@ impl Receiver {
         out
     }
 
-    fn bad_signatures(&self) -> usize {
+    pub(crate) fn bad_signatures(&self) -> usize {
         self.inbox.lock().expect("inbox").bad_signatures
     }
 }
@@ -127,7 +128,7 @@ async fn receive(
     (status, "gone: this endpoint was unsubscribed")
 }
 
-fn webhook(url: &str, attempts: u32) -> Webhook {
+pub(crate) fn webhook(url: &str, attempts: u32) -> Webhook {
     let key = SigningKey::parse(&Secret::new(SECRET), Path::new("test")).expect("key");
     Webhook::new(
         url,
@@ -140,13 +141,13 @@ fn webhook(url: &str, attempts: u32) -> Webhook {
     .expect("webhook")
 }
 
-fn options(db: &Path, hook: Option<Webhook>) -> AlertOptions {
+pub(crate) fn options(db: &Path, hook: Option<Webhook>) -> AlertOptions {
     let mut opts = AlertOptions::new(db, chrono::Utc::now().date_naive());
-    opts.webhook = hook;
+    opts.webhooks = hook.into_iter().collect();
     opts
 }
 
-async fn sync(sb: &SandboxHandle, db: &Path) -> RunStatus {
+pub(crate) async fn sync(sb: &SandboxHandle, db: &Path) -> RunStatus {
     orgledger::sync::run(&common::admin(sb), &common::sync_opts(sb, db), None)
         .await
         .expect("sync runs")
@@ -189,7 +190,7 @@ async fn set_user_limit(sb: &SandboxHandle, db: &Path, org: i64, limit: f64) {
 
 /// A synced tiny world in which one organization's user limit was lowered to its
 /// user count (100 %: crossing 80 and 100): (sandbox, scratch dir, mirror, org).
-async fn crossed_world() -> (SandboxHandle, tempfile::TempDir, std::path::PathBuf, i64) {
+pub(crate) async fn crossed_world() -> (SandboxHandle, tempfile::TempDir, std::path::PathBuf, i64) {
     let sb = common::sandbox(Profile::Tiny).await;
     let (dir, db) = common::scratch();
     assert_eq!(sync(&sb, &db).await, RunStatus::Succeeded);
@@ -340,7 +341,7 @@ async fn a_receiver_answering_500_then_200_gets_every_event_exactly_once_and_410
     let conn = common::open(&db2);
     let (status, error): (i64, String) = conn
         .query_row(
-            "SELECT http_status, error FROM alert_outbox WHERE status = 'failed' LIMIT 1",
+            "SELECT http_status, error FROM alert_deliveries WHERE status = 'failed' LIMIT 1",
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
@@ -477,23 +478,33 @@ async fn a_past_as_of_and_a_dry_run_change_nothing_and_jsonl_gets_one_line_per_e
     );
 }
 
+/// `text` (and a newline) in the file `name` of `dir`, readable by its owner only,
+/// as secret files must be; its path as config text.
+pub(crate) fn private_file(dir: &Path, name: &str, text: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{text}\n")).expect("write");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    path.display().to_string()
+}
+
+/// `text` as the config file `orgledger.toml` of `dir`.
+pub(crate) fn config_file(dir: &Path, text: &str) -> std::path::PathBuf {
+    let config = dir.join("orgledger.toml");
+    std::fs::write(&config, text).expect("config");
+    config
+}
+
 /// A config file with `[alerts]` sending to `url`, its secret in a 0600 file.
 fn alerts_config(dir: &Path, url: &str, jsonl: &Path) -> std::path::PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let secret = dir.join("webhook-secret");
-    std::fs::write(&secret, format!("{SECRET}\n")).expect("secret");
-    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-    let config = dir.join("orgledger.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[alerts]\nwebhook_url = {url:?}\nwebhook_secret_file = {:?}\njsonl = {:?}\n",
-            secret.display().to_string(),
-            jsonl.display().to_string()
+    let secret = private_file(dir, "webhook-secret", SECRET);
+    let jsonl = jsonl.display().to_string();
+    config_file(
+        dir,
+        &format!(
+            "[alerts]\nwebhook_url = {url:?}\nwebhook_secret_file = {secret:?}\njsonl = {jsonl:?}\n"
         ),
     )
-    .expect("config");
-    config
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -560,23 +571,22 @@ async fn the_daemon_sends_alerts_after_its_report_job_and_never_logs_the_secret(
         .expect("outbox");
     assert!(!stored.contains(key));
     // `status` counts the outbox.
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
-        .args([
-            "--db",
-            db.to_str().expect("utf-8"),
-            "status",
-            "--format",
-            "json",
-        ])
-        .output()
-        .expect("status runs");
-    let status: Value = serde_json::from_slice(&status.stdout).expect("status JSON");
-    let outbox = status["alert_outbox"].to_string();
+    let outbox = status_json(&db)["alert_outbox"].to_string();
     assert!(outbox.contains("delivered"), "{outbox}");
 }
 
+/// `orgledger status --format json` of the mirror `db`.
+pub(crate) fn status_json(db: &Path) -> Value {
+    let status = common::bin()
+        .args(["--db", db.to_str().expect("utf-8")])
+        .args(["status", "--format", "json"])
+        .output()
+        .expect("status runs");
+    serde_json::from_slice(&status.stdout).expect("status JSON")
+}
+
 /// `orgledger alerts` with `config`: (success, stderr).
-fn alerts_cli(config: &Path, db: &Path) -> (bool, String) {
+pub(crate) fn alerts_cli(config: &Path, db: &Path) -> (bool, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
         .args(["--config", config.to_str().expect("utf-8")])
         .args(["--db", db.to_str().expect("utf-8"), "alerts"])
@@ -624,7 +634,7 @@ async fn redirector(to: String) -> String {
 }
 
 /// Serves `app` on a free loopback port; returns the URL of its `/hook`.
-async fn serve(app: Router) -> String {
+pub(crate) async fn serve(app: Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -648,12 +658,12 @@ async fn a_webhook_redirect_to_another_origin_is_not_followed_with_the_signed_ev
     let conn = common::open(&db);
     let failed = common::count(
         &conn,
-        "SELECT COUNT(*) FROM alert_outbox WHERE status = 'failed'",
+        "SELECT COUNT(*) FROM alert_deliveries WHERE status = 'failed'",
     );
     assert!(failed >= 2, "the crossings failed for good ({failed})");
     let error: String = conn
         .query_row(
-            "SELECT error FROM alert_outbox WHERE status = 'failed' LIMIT 1",
+            "SELECT error FROM alert_deliveries WHERE status = 'failed' LIMIT 1",
             [],
             |r| r.get(0),
         )

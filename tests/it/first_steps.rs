@@ -178,7 +178,7 @@ fn each_help_lists_its_own_options_first_and_not_the_global_ones_it_ignores() {
         sync.find("--db <PATH>").expect("global option") > global,
         "{sync}"
     );
-    for command in [&["sandbox"][..], &["bench"]] {
+    for command in [&["sandbox"][..], &["bench"], &["completions"], &["man"]] {
         let text = help(command);
         assert!(!text.contains("--db"), "{command:?}: {text}");
         assert!(!text.contains("--config"), "{command:?}: {text}");

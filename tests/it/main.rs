@@ -5,6 +5,7 @@
 mod common;
 mod digest;
 
+mod alert_channels;
 mod alerts;
 mod api_ops;
 mod attribution;
@@ -24,6 +25,7 @@ mod first_steps;
 mod first_use;
 mod hostile;
 mod html;
+mod install;
 mod list_streaming;
 mod numbers;
 mod org_pages;
