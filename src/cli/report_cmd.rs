@@ -85,6 +85,14 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
     for file in &outcome.files {
         crate::outln!("{:>8} rows  {}", file.rows, file.path.display());
     }
+    if let Some(first) = outcome.pages.first() {
+        let folder = first.path.parent().unwrap_or(&outcome.dir);
+        crate::outln!(
+            "{:>8} pages {} (one per organization)",
+            outcome.pages.len(),
+            folder.display()
+        );
+    }
     crate::outln!(
         "reports as of {} (sync run {}) in {}",
         outcome.as_of,
