@@ -9,7 +9,6 @@ use crate::report::units::metric_label;
 use crate::report::{ReportOptions, entitlements, pii, registry, sql};
 use chrono::{Days, NaiveDate};
 use polars::prelude::DataFrame;
-use rayon::prelude::*;
 use rusqlite::Connection;
 use std::collections::{BTreeMap, HashMap};
 
@@ -17,7 +16,9 @@ use std::collections::{BTreeMap, HashMap};
 pub const HISTORY_DAYS: u64 = 90;
 pub const CHANGE_DAYS: u64 = 30;
 /// Days between the sampled days of the history: each sample is one read of the
-/// entitlements extract as of that day (about 0.2 s over `large` with history).
+/// entitlements extract as of that day (about 0.15 s over `large` with 90 days of
+/// history). They are read one after the other: side by side on two threads the run
+/// took 0.3 s less and 60 MB more at its peak (280-303 MB against 222-243 MB).
 const SAMPLE_EVERY: u64 = 15;
 
 /// One member, as the page lists them (pseudonyms with `--redact-pii`).
@@ -280,7 +281,7 @@ fn history(
         .collect();
     extra.history_starts = first.filter(|f| *f > start);
     let mut tables: Vec<(NaiveDate, DataFrame)> = days
-        .par_iter()
+        .iter()
         .map(|&day| {
             crate::report::with_ctx_as_of(opts, "entitlements", day, entitlements::usage)
                 .map(|df| (day, df))
