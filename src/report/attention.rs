@@ -66,6 +66,18 @@ pub struct Project {
     pub period_end: Option<String>,
 }
 
+impl Project {
+    /// The row's class (and colour): `exceeded` from 100 % of the budget, else
+    /// `warning`.
+    pub fn class(&self) -> &'static str {
+        if self.pct.unwrap_or(0.0) >= 100.0 {
+            "exceeded"
+        } else {
+            "warning"
+        }
+    }
+}
+
 /// A row whose figures lack an input (`complete` false): its report, what it is
 /// about and what it lacks. The rows of one entity in one report (e.g. an
 /// organization's trend periods) are one entry with their count.

@@ -371,11 +371,7 @@ fn project_actions(projects: &[crate::report::attention::Project]) -> ActionTabl
                 .map(|d| d.get(..10).unwrap_or(d).to_string())
                 .unwrap_or_default(),
         ]);
-        table.classes.push(if p.pct.unwrap_or(0.0) >= 100.0 {
-            "exceeded".to_string()
-        } else {
-            "warning".to_string()
-        });
+        table.classes.push(p.class().to_string());
     }
     table
 }
