@@ -4,7 +4,7 @@ use crate::cli::Exit;
 use crate::cli::args::{ReportArgs, ReportFormat};
 use crate::cli::settings::Settings;
 use crate::report::{self, Format, ReportOptions, Thresholds};
-use anyhow::{Result, bail};
+use anyhow::Result;
 use std::path::PathBuf;
 
 /// Default output root.
@@ -24,22 +24,16 @@ pub fn formats(
                 ReportFormat::Json => Format::Json,
                 ReportFormat::Html => Format::Html,
                 ReportFormat::Parquet => Format::Parquet,
+                ReportFormat::Xlsx => Format::Xlsx,
             })
             .collect());
     }
     match config {
         Some(names) => names
             .iter()
-            .map(|n| match n.as_str() {
-                "csv" => Ok(Format::Csv),
-                "json" => Ok(Format::Json),
-                "html" => Ok(Format::Html),
-                "parquet" => Ok(Format::Parquet),
-                other => {
-                    bail!(
-                        "config [report] formats: unknown format {other:?} (csv, json, html, parquet)"
-                    )
-                }
+            .map(|n| {
+                n.parse::<Format>()
+                    .map_err(|e| anyhow::anyhow!("config [report] formats: {e}"))
             })
             .collect(),
         None => Ok(default.to_vec()),

@@ -37,3 +37,4 @@ mod rooms;
 mod security;
 mod sync_mirror;
 mod upgrades;
+mod xlsx;
