@@ -34,6 +34,7 @@ pub fn write(
     f: &Formats,
 ) -> Result<usize, XlsxError> {
     sheet.set_name(SHEET)?;
+    super::print_across(sheet);
     let mut w = Writer {
         sheet,
         f,
@@ -252,7 +253,7 @@ impl Writer<'_> {
                 Cell::Number(Some(v), unit) if v.is_finite() => {
                     let format = f.number(unit, v);
                     self.sheet.write_number_with_format(row, col, v, format)?;
-                    12
+                    super::sheet::number_width(v, unit)
                 }
                 Cell::Int(Some(n)) if cells::fits_excel(n) => {
                     let format = with(f.number(Unit::Id, n as f64));

@@ -108,6 +108,13 @@ fn in_report_order(frames: &BTreeMap<String, DataFrame>) -> Vec<(&str, &DataFram
         .collect()
 }
 
+/// Printed, a sheet's columns fit across one landscape page (its rows run on over
+/// as many pages as they need), so no row is cut in two.
+fn print_across(sheet: &mut Worksheet) {
+    sheet.set_landscape();
+    sheet.set_print_fit_to_pages(1, 0);
+}
+
 /// The manifest's facts, the sheets and how to read the cells.
 fn about(
     sheet: &mut Worksheet,

@@ -164,6 +164,7 @@ impl Page<'_> {
         }
         let last_row = rows.len() as u32;
         sheet.set_freeze_panes(1, 0)?;
+        super::print_across(sheet);
         sheet.autofilter(0, 0, last_row, col(self.columns.len().saturating_sub(1)))?;
         Ok(())
     }
@@ -241,7 +242,7 @@ impl Page<'_> {
 }
 
 /// About how wide a number shows: its digits, their separators and the unit.
-fn number_width(v: f64, unit: Unit) -> usize {
+pub(super) fn number_width(v: f64, unit: Unit) -> usize {
     if unit == Unit::Bytes {
         // At most three digits before the point in kB to PB: "999.9 GB".
         return 10;
