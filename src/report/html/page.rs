@@ -8,6 +8,7 @@
 use super::PageInfo;
 use super::data::{self, ActionTable, Source};
 use crate::report::attention::Counts;
+use crate::report::attention::{LIMIT_TABLE, PROJECT_TABLE, TRIAL_TABLE};
 use crate::report::status::CLASS_COLOURS;
 use crate::report::units::{human, metric_label};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
@@ -358,17 +359,9 @@ fn trials(p: &Parts<'_>) -> Option<Section> {
 
 fn actions(p: &Parts<'_>) -> Section {
     let tables = [
-        (
-            "Limits at warning, at the limit or exceeded",
-            "entitlements",
-            &p.actions.limits,
-        ),
-        ("Trials expiring or expired", "trials", &p.actions.trials),
-        (
-            "Projects over the compute budget flag",
-            "project_compute",
-            &p.actions.projects,
-        ),
+        (LIMIT_TABLE.0, "entitlements", &p.actions.limits),
+        (TRIAL_TABLE.0, "trials", &p.actions.trials),
+        (PROJECT_TABLE.0, "project_compute", &p.actions.projects),
     ];
     let body = html! {
         @for (title, report, table) in tables {

@@ -4,7 +4,9 @@
 
 use super::cells::{self, Unit, row_unit};
 use super::formats::Formats;
-use crate::report::attention::{Attention, exhaustion_within_horizon};
+use crate::report::attention::{
+    Attention, LIMIT_TABLE, PROJECT_TABLE, TRIAL_TABLE, exhaustion_within_horizon, named,
+};
 use crate::report::units::metric_label;
 use chrono::NaiveDate;
 use rust_xlsxwriter::{Format, Worksheet, XlsxError};
@@ -47,20 +49,7 @@ pub fn write(
     w.cards(attention)?;
     let mut actions = 0;
     if let Some(limits) = &attention.limits {
-        w.heading(
-            "Limits at warning, at the limit or exceeded",
-            &[
-                "Organization",
-                "Organization id",
-                "Metric",
-                "Used",
-                "Limit",
-                "Used %",
-                "Remaining",
-                "Status",
-                "Runs out",
-            ],
-        )?;
+        w.heading(LIMIT_TABLE)?;
         for l in limits {
             let unit = row_unit(Some(&l.unit));
             let runs_out = l.projected_exhaustion.as_deref().map(|d| {
@@ -72,8 +61,7 @@ pub fn write(
             w.row_of(
                 l.status.as_str(),
                 vec![
-                    Cell::Text(&l.org_name),
-                    Cell::Int(l.org_id),
+                    Cell::Owned(named(&l.org_name, l.org_id)),
                     Cell::Text(metric_label(&l.metric)),
                     Cell::Number(l.used, unit),
                     Cell::Number(l.limit, unit),
@@ -87,18 +75,7 @@ pub fn write(
         actions += limits.len();
     }
     if let Some(trials) = &attention.trials {
-        w.heading(
-            "Trials expiring or expired",
-            &[
-                "Trial",
-                "User",
-                "Organization",
-                "Status",
-                "Expires",
-                "Days left",
-                "Deletion due",
-            ],
-        )?;
+        w.heading(TRIAL_TABLE)?;
         for t in trials {
             w.row_of(
                 &t.status,
@@ -116,24 +93,12 @@ pub fn write(
         actions += trials.len();
     }
     if let Some(projects) = &attention.projects {
-        w.heading(
-            "Projects over the budget flag",
-            &[
-                "Project",
-                "Project id",
-                "Organization",
-                "Used",
-                "Left",
-                "Used %",
-                "Period ends",
-            ],
-        )?;
+        w.heading(PROJECT_TABLE)?;
         for p in projects {
             w.row_of(
                 p.class(),
                 vec![
-                    Cell::Text(&p.project_name),
-                    Cell::Int(p.project_id),
+                    Cell::Owned(named(&p.project_name, p.project_id)),
                     Cell::Text(&p.org_name),
                     Cell::Number(p.used_ms, Unit::Ms),
                     Cell::Number(p.left_ms, Unit::Ms),
@@ -145,10 +110,10 @@ pub fn write(
         actions += projects.len();
     }
     if let Some(incomplete) = attention.incomplete.as_deref().filter(|i| !i.is_empty()) {
-        w.heading(
+        w.heading((
             "Rows with incomplete figures",
-            &["Report", "Rows about", "Missing", "Rows"],
-        )?;
+            ["Report", "Rows about", "Missing", "Rows"],
+        ))?;
         for i in incomplete {
             w.row_of(
                 "",
@@ -218,7 +183,10 @@ impl Writer<'_> {
     }
 
     /// A table's title and header row, after a blank row.
-    fn heading(&mut self, title: &str, headers: &[&str]) -> Result<(), XlsxError> {
+    fn heading<const N: usize>(
+        &mut self,
+        (title, headers): (&str, [&str; N]),
+    ) -> Result<(), XlsxError> {
         self.row += 1;
         self.sheet
             .write_string_with_format(self.row, 0, title, &self.f.title)?;
