@@ -89,3 +89,34 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
     );
     Ok(Exit::Ok)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_formats_take_every_format_and_name_a_wrong_one() {
+        let names = ["csv", "HTML", "xlsx", "parquet", "json"]
+            .map(str::to_string)
+            .to_vec();
+        assert_eq!(
+            formats(&[], Some(&names), &[]).expect("valid"),
+            [
+                Format::Csv,
+                Format::Html,
+                Format::Xlsx,
+                Format::Parquet,
+                Format::Json
+            ]
+        );
+        let err = formats(&[], Some(&vec!["xls".to_string()]), &[]).expect_err("invalid");
+        assert_eq!(
+            err.to_string(),
+            "config [report] formats: unknown format \"xls\"; valid formats: csv, json, html, parquet, xlsx"
+        );
+        assert_eq!(
+            formats(&[ReportFormat::Xlsx], Some(&names), &[]).expect("flag wins"),
+            [Format::Xlsx]
+        );
+    }
+}
