@@ -19,6 +19,11 @@ fn workbook(
     frames: &BTreeMap<String, DataFrame>,
     max_rows: usize,
 ) -> Xlsx<std::io::Cursor<Vec<u8>>> {
+    Xlsx::new(std::io::Cursor::new(bytes(frames, max_rows))).expect("the workbook reads back")
+}
+
+/// A workbook of `frames`, `max_rows` rows a sheet.
+fn bytes(frames: &BTreeMap<String, DataFrame>, max_rows: usize) -> Vec<u8> {
     let dir = tempfile::tempdir().expect("tempdir");
     let t = Thresholds::default();
     let (bytes, rows) = build(
@@ -31,7 +36,38 @@ fn workbook(
     )
     .expect("workbook");
     assert_eq!(rows, frames.values().map(DataFrame::height).sum::<usize>());
-    Xlsx::new(std::io::Cursor::new(bytes)).expect("the workbook reads back")
+    bytes
+}
+
+#[test]
+fn a_column_with_integers_as_text_says_so_in_a_note() {
+    let df = df!(
+        "limit" => [Some(1i64 << 60), Some(5), Some(i64::MAX)],
+        "small" => [1i64, 2, 3],
+    )
+    .expect("frame");
+    let frames = BTreeMap::from([("big".to_string(), df)]);
+    let mut zip =
+        ::zip::ZipArchive::new(std::io::Cursor::new(bytes(&frames, MAX_ROWS))).expect("a zip");
+    let notes: Vec<String> = (0..zip.len())
+        .filter_map(|i| {
+            let mut part = zip.by_index(i).ok()?;
+            if !part.name().ok()?.starts_with("xl/comments") {
+                return None;
+            }
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut part, &mut text).ok()?;
+            Some(text)
+        })
+        .collect();
+    assert_eq!(notes.len(), 1, "one sheet has notes");
+    assert_eq!(notes[0].matches("<comment ").count(), 1, "{}", notes[0]);
+    assert!(notes[0].contains(r#"<comment ref="A1""#), "{}", notes[0]);
+    assert!(
+        notes[0].contains("2 cell(s) of this column hold integers of more than 15 significant"),
+        "{}",
+        notes[0]
+    );
 }
 
 #[test]
