@@ -106,7 +106,7 @@ pub struct ScheduleConfig {
 pub struct ReportConfig {
     /// Output root.
     pub out: Option<PathBuf>,
-    /// Formats: "csv", "json", "html".
+    /// Formats: "csv", "json", "html", "parquet", "xlsx".
     pub formats: Option<Vec<String>>,
     /// Keep the report folders of the last N days (older ones are deleted).
     pub retention_days: Option<u32>,

@@ -289,6 +289,8 @@ pub enum ReportFormat {
     Html,
     /// Typed columns in Parquet (zstd), for DuckDB, Spark and warehouses.
     Parquet,
+    /// One Excel workbook: a "Needs action" sheet, then a sheet per report.
+    Xlsx,
 }
 
 /// `alerts` options (they override `[alerts]` of the config file).

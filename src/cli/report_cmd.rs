@@ -4,7 +4,7 @@ use crate::cli::Exit;
 use crate::cli::args::{ReportArgs, ReportFormat};
 use crate::cli::settings::Settings;
 use crate::report::{self, Format, ReportOptions, Thresholds};
-use anyhow::{Result, bail};
+use anyhow::Result;
 use std::path::PathBuf;
 
 /// Default output root.
@@ -24,22 +24,16 @@ pub fn formats(
                 ReportFormat::Json => Format::Json,
                 ReportFormat::Html => Format::Html,
                 ReportFormat::Parquet => Format::Parquet,
+                ReportFormat::Xlsx => Format::Xlsx,
             })
             .collect());
     }
     match config {
         Some(names) => names
             .iter()
-            .map(|n| match n.as_str() {
-                "csv" => Ok(Format::Csv),
-                "json" => Ok(Format::Json),
-                "html" => Ok(Format::Html),
-                "parquet" => Ok(Format::Parquet),
-                other => {
-                    bail!(
-                        "config [report] formats: unknown format {other:?} (csv, json, html, parquet)"
-                    )
-                }
+            .map(|n| {
+                n.parse::<Format>()
+                    .map_err(|e| anyhow::anyhow!("config [report] formats: {e}"))
             })
             .collect(),
         None => Ok(default.to_vec()),
@@ -102,4 +96,35 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
         outcome.dir.display()
     );
     Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_formats_take_every_format_and_name_a_wrong_one() {
+        let names = ["csv", "HTML", "xlsx", "parquet", "json"]
+            .map(str::to_string)
+            .to_vec();
+        assert_eq!(
+            formats(&[], Some(&names), &[]).expect("valid"),
+            [
+                Format::Csv,
+                Format::Html,
+                Format::Xlsx,
+                Format::Parquet,
+                Format::Json
+            ]
+        );
+        let err = formats(&[], Some(&vec!["xls".to_string()]), &[]).expect_err("invalid");
+        assert_eq!(
+            err.to_string(),
+            "config [report] formats: unknown format \"xls\"; valid formats: csv, json, html, parquet, xlsx"
+        );
+        assert_eq!(
+            formats(&[ReportFormat::Xlsx], Some(&names), &[]).expect("flag wins"),
+            [Format::Xlsx]
+        );
+    }
 }

@@ -15,6 +15,51 @@ use std::collections::{BTreeMap, BTreeSet};
 /// 10 years" (a date centuries away reads like a fact; it is a tiny rate).
 pub const EXHAUSTION_HORIZON_YEARS: u32 = 10;
 
+/// The action tables of the HTML page and the workbook's "Needs action" sheet: each
+/// one's title and columns, one list for both.
+pub const LIMIT_TABLE: (&str, [&str; 8]) = (
+    "Limits at warning, at the limit or exceeded",
+    [
+        "Organization",
+        "Metric",
+        "Used",
+        "Limit",
+        "Used %",
+        "Remaining",
+        "Status",
+        "Runs out",
+    ],
+);
+pub const TRIAL_TABLE: (&str, [&str; 7]) = (
+    "Trials expiring or expired",
+    [
+        "Trial",
+        "User",
+        "Organization",
+        "Status",
+        "Expires",
+        "Days left",
+        "Deletion due",
+    ],
+);
+pub const PROJECT_TABLE: (&str, [&str; 6]) = (
+    "Projects over the compute budget flag",
+    [
+        "Project",
+        "Organization",
+        "Used",
+        "Left",
+        "Used %",
+        "Period ends",
+    ],
+);
+
+/// A named row's first cell in the action tables: `Name (#id)`.
+pub fn named(name: &str, id: Option<i64>) -> String {
+    let id = id.map(|n| n.to_string()).unwrap_or_default();
+    format!("{name} (#{id})")
+}
+
 /// An entitlement row (in [`Attention`]: one at warning, at its limit or over it).
 #[derive(Debug, Clone)]
 pub struct Limit {
@@ -64,6 +109,18 @@ pub struct Project {
     pub left_ms: Option<f64>,
     pub pct: Option<f64>,
     pub period_end: Option<String>,
+}
+
+impl Project {
+    /// The row's class (and colour): `exceeded` from 100 % of the budget, else
+    /// `warning`.
+    pub fn class(&self) -> &'static str {
+        if self.pct.unwrap_or(0.0) >= 100.0 {
+            "exceeded"
+        } else {
+            "warning"
+        }
+    }
 }
 
 /// A row whose figures lack an input (`complete` false): its report, what it is

@@ -182,6 +182,15 @@ pub enum ReportError {
         /// The reason.
         cause: serde_json::Error,
     },
+    /// The workbook could not be put together (its sheets are built in memory and
+    /// in temporary files beside it, then written whole).
+    #[error("cannot write {path}: {cause}")]
+    Xlsx {
+        /// The workbook.
+        path: PathBuf,
+        /// rust_xlsxwriter's reason.
+        cause: rust_xlsxwriter::XlsxError,
+    },
     /// Reading sync bookkeeping (which run the data came from) failed.
     #[error("cannot read the sync runs of {db}: {cause}")]
     Runs {

@@ -27,6 +27,7 @@ pub(crate) mod status;
 pub(crate) mod summary;
 pub(crate) mod units;
 pub(crate) mod write;
+pub(crate) mod xlsx;
 
 mod compute_trends;
 mod entitlements;
@@ -67,6 +68,9 @@ pub enum Format {
     Html,
     /// `<name>.parquet`: typed columns, zstd-compressed (the writer of `export`).
     Parquet,
+    /// `orgledger-<as-of>.xlsx`: one workbook for the whole run, a sheet per report
+    /// with typed cells; built by the `report::xlsx` module.
+    Xlsx,
 }
 
 impl Format {
@@ -77,7 +81,14 @@ impl Format {
             Format::Json => "json",
             Format::Html => "html",
             Format::Parquet => "parquet",
+            Format::Xlsx => "xlsx",
         }
+    }
+
+    /// Whether the format is one file for the whole run (written after the report
+    /// files, from all of them) rather than a file per report.
+    pub fn per_run(self) -> bool {
+        matches!(self, Format::Html | Format::Xlsx)
     }
 }
 
@@ -90,8 +101,9 @@ impl std::str::FromStr for Format {
             "json" => Ok(Format::Json),
             "html" => Ok(Format::Html),
             "parquet" => Ok(Format::Parquet),
+            "xlsx" => Ok(Format::Xlsx),
             other => Err(format!(
-                "unknown format {other:?}; valid formats: csv, json, html, parquet"
+                "unknown format {other:?}; valid formats: csv, json, html, parquet, xlsx"
             )),
         }
     }
@@ -283,7 +295,7 @@ struct Job {
 /// Builds the reports and writes their files; see [`ReportOptions`].
 pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
     let jobs = plan(opts, queries_dir(opts).as_deref())?;
-    let (formats, with_html) = output_formats(&opts.formats);
+    let (formats, per_run) = output_formats(&opts.formats);
 
     let conn = open(&opts.db, opts.as_of)?;
     crate::mirror::coverage::check(&conn, &opts.db, opts.as_of, chrono::Utc::now().date_naive())?;
@@ -313,26 +325,32 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
         frames.insert(name, frame);
     }
     let attention = attention::Attention::from_frames(&frames, opts.as_of);
+    let generated_at = crate::mirror::now_text();
+    let info = html::PageInfo {
+        as_of: opts.as_of,
+        run_id: run.as_ref().map(|(id, _)| *id),
+        observed_at: run.as_ref().map(|(_, at)| at.as_str()),
+        generated_at: &generated_at,
+        redacted: opts.redact_pii,
+        thresholds: &opts.thresholds,
+    };
     let mut pages = Vec::new();
-    if with_html {
-        let generated_at = crate::mirror::now_text();
-        let info = html::PageInfo {
-            as_of: opts.as_of,
-            run_id: run.as_ref().map(|(id, _)| *id),
-            observed_at: run.as_ref().map(|(_, at)| at.as_str()),
-            generated_at: &generated_at,
-            redacted: opts.redact_pii,
-            thresholds: &opts.thresholds,
+    // Built from `frames`, which `finish` has already pseudonymized.
+    for format in per_run {
+        let file = match format {
+            Format::Xlsx => xlsx::write(&dir, &info, &frames, &attention, opts.file_mode)?,
+            _ => {
+                pages = html::org::write_all(opts, &info, &frames, &dir)?;
+                html::write(&dir, &info, &frames, &attention, &files, opts.file_mode)?
+            }
         };
-        // Built from `frames`, which `finish` has already pseudonymized.
-        let page = html::write(&dir, &info, &frames, &attention, &files, opts.file_mode)?;
-        files.push(page);
-        pages = html::org::write_all(opts, &info, &frames, &dir)?;
+        files.push(file);
     }
     let head = write::ManifestHead {
         as_of: opts.as_of,
         cutoff: &cutoff,
         run: run.clone(),
+        generated_at: &generated_at,
         redacted_pii: opts.redact_pii,
         thresholds: &opts.thresholds,
     };
@@ -425,21 +443,27 @@ fn unknown(name: &str, valid: &[String]) -> ReportError {
     }
 }
 
-/// The per-report formats to write (duplicates dropped), and whether the HTML page
-/// (one for the whole run, after the report files) is wanted.
-fn output_formats(asked: &[Format]) -> (Vec<Format>, bool) {
+/// The per-report formats to write and the once-per-run ones (the HTML page, the
+/// workbook: written after the report files), each without duplicates, in the
+/// order asked.
+fn output_formats(asked: &[Format]) -> (Vec<Format>, Vec<Format>) {
     let asked = if asked.is_empty() {
         &[Format::Csv, Format::Json][..]
     } else {
         asked
     };
-    let mut out = Vec::new();
-    for f in asked {
-        if *f != Format::Html && !out.contains(f) {
-            out.push(*f);
+    let (mut per_report, mut per_run) = (Vec::new(), Vec::new());
+    for &f in asked {
+        let out = if f.per_run() {
+            &mut per_run
+        } else {
+            &mut per_report
+        };
+        if !out.contains(&f) {
+            out.push(f);
         }
     }
-    (out, asked.contains(&Format::Html))
+    (per_report, per_run)
 }
 
 /// The views every extract reads: the mirror as of `as_of` (`mirror::asof`), then

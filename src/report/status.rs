@@ -60,6 +60,16 @@ impl Status {
     }
 }
 
+/// The colour each row class (a status, a trial's state) is marked with, as
+/// `0xRRGGBB`: one list for the HTML page's styles and the workbook's cells.
+pub const CLASS_COLOURS: [(&str, u32); 5] = [
+    ("exceeded", 0xC6_28_28),
+    ("expired", 0xC6_28_28),
+    ("at_limit", 0x7B_1F_A2),
+    ("warning", 0xE6_8A_00),
+    ("expiring", 0xE6_8A_00),
+];
+
 /// A usage's status and its percentage of the limit as printed (empty without a
 /// positive limit or without usage).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -42,37 +42,46 @@ fn human_with(value: Option<f64>, unit: &str, extra: usize) -> String {
         return String::new();
     };
     match unit {
-        "bytes" => {
-            const PREFIXES: [&str; 6] = ["B", "kB", "MB", "GB", "TB", "PB"];
-            let mut scaled = v;
-            let mut prefix = 0;
-            while scaled.abs() >= 1000.0 && prefix + 1 < PREFIXES.len() {
-                scaled /= 1000.0;
-                prefix += 1;
-            }
-            if prefix == 0 {
-                format!("{} B", grouped(v, extra))
-            } else {
-                format!("{} {}", number(scaled, extra), PREFIXES[prefix])
-            }
-        }
+        "bytes" => match byte_scale(v) {
+            (0, _) => format!("{} B", grouped(v, extra)),
+            (prefix, scaled) => format!("{} {}", number(scaled, extra), BYTE_PREFIXES[prefix]),
+        },
         "seconds" => format!("{} h", number(v / 3600.0, extra)),
         "ms" => format!("{} h", number(v / 3.6e6, extra)),
         _ => grouped(v, extra),
     }
 }
 
-/// Enough decimals for three significant digits (two below 1, none from 1,000 up),
-/// plus `extra`.
-fn number(v: f64, extra: usize) -> String {
-    let decimals = if v == 0.0 || v.abs() >= 1000.0 {
+/// Byte values are shown in these units, powers of 1000 apart.
+pub const BYTE_PREFIXES: [&str; 6] = ["B", "kB", "MB", "GB", "TB", "PB"];
+
+/// The unit a byte value is shown in (an index into [`BYTE_PREFIXES`]) and the
+/// value in it; the workbook's number formats scale by the same unit.
+pub fn byte_scale(v: f64) -> (usize, f64) {
+    let mut scaled = v;
+    let mut prefix = 0;
+    while scaled.abs() >= 1000.0 && prefix + 1 < BYTE_PREFIXES.len() {
+        scaled /= 1000.0;
+        prefix += 1;
+    }
+    (prefix, scaled)
+}
+
+/// Decimals for three significant digits: two below 10, one below 1,000, none
+/// from there up (or for 0).
+pub fn significant_decimals(v: f64) -> usize {
+    if v == 0.0 || v.abs() >= 1000.0 {
         0
     } else if v.abs() >= 10.0 {
         1
     } else {
         2
-    };
-    grouped(v, decimals + extra)
+    }
+}
+
+/// [`significant_decimals`] plus `extra`.
+fn number(v: f64, extra: usize) -> String {
+    grouped(v, significant_decimals(v) + extra)
 }
 
 /// `v` with `decimals` decimals and a comma between groups of three digits.

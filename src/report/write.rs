@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 /// (single-chunk) column, read cell by cell, so writing copies no column. The array,
 /// not the `ChunkedArray`: its `get` looks up the chunk of every cell, which cost more
 /// than formatting the cell (a fifth of writing `compute_trends` over a large mirror).
-enum Cells<'a> {
+pub(crate) enum Cells<'a> {
     Int(&'a <Int64Type as PolarsDataType>::Array),
     Float(&'a <Float64Type as PolarsDataType>::Array),
     Bool(&'a <BooleanType as PolarsDataType>::Array),
@@ -27,12 +27,12 @@ enum Cells<'a> {
 }
 
 /// Holds columns cast to a writable type (so `Cells::Str` can borrow from them).
-struct Prepared {
-    names: Vec<String>,
-    columns: Vec<polars::prelude::Series>,
+pub(crate) struct Prepared {
+    pub names: Vec<String>,
+    pub columns: Vec<polars::prelude::Series>,
 }
 
-fn prepare(report: &str, df: &DataFrame) -> Result<Prepared, ReportError> {
+pub(crate) fn prepare(report: &str, df: &DataFrame) -> Result<Prepared, ReportError> {
     let mut names = Vec::new();
     let mut columns = Vec::new();
     for col in df.columns() {
@@ -60,7 +60,10 @@ fn prepare(report: &str, df: &DataFrame) -> Result<Prepared, ReportError> {
     Ok(Prepared { names, columns })
 }
 
-fn cells<'a>(report: &str, prepared: &'a Prepared) -> Result<Vec<Cells<'a>>, ReportError> {
+pub(crate) fn cells<'a>(
+    report: &str,
+    prepared: &'a Prepared,
+) -> Result<Vec<Cells<'a>>, ReportError> {
     let err = |e| pl(report, "reading a column for output")(e);
     prepared
         .columns
@@ -147,7 +150,7 @@ pub fn write_report(
             |out| crate::output::parquet::write_frame(out, df),
             |cause| pl(report, "writing Parquet")(cause),
         )?,
-        Format::Html => return Err(per_report_html(&path)),
+        Format::Html | Format::Xlsx => return Err(per_run_only(&path, format)),
     };
     Ok(WrittenFile {
         report: report.to_string(),
@@ -159,14 +162,18 @@ pub fn write_report(
     })
 }
 
-/// HTML is one page for the whole run ([`crate::report::html::write`]), not a file
-/// per report; `run` never asks for it here.
-fn per_report_html(path: &Path) -> ReportError {
+/// The HTML page and the workbook are one file for the whole run
+/// ([`crate::report::html::write`], [`crate::report::xlsx::write`]), not a file per
+/// report; `run` never asks for them here.
+fn per_run_only(path: &Path, format: Format) -> ReportError {
     ReportError::Io {
         path: path.to_path_buf(),
         cause: std::io::Error::new(
             std::io::ErrorKind::Unsupported,
-            "HTML is written once per run as index.html, not per report",
+            format!(
+                "{} is written once per run, not per report",
+                format.extension()
+            ),
         ),
     }
 }
@@ -241,7 +248,7 @@ const I64_FLOAT_LIMIT: f64 = 9_223_372_036_854_775_808.0;
 /// A float that is a whole number inside the `i64` range, written as plain digits
 /// (no `.0`, no exponent: `1e16` is `10000000000000000`, a 2^60 limit keeps all 19
 /// digits).
-fn integral(f: f64) -> Option<i64> {
+pub(crate) fn integral(f: f64) -> Option<i64> {
     (f.fract() == 0.0 && (-I64_FLOAT_LIMIT..I64_FLOAT_LIMIT).contains(&f)).then_some(f as i64)
 }
 
@@ -323,6 +330,8 @@ pub struct ManifestHead<'a> {
     pub cutoff: &'a str,
     /// The sync run the data came from, and the server time it observed.
     pub run: Option<(i64, String)>,
+    /// When the run's files were written (the page and the workbook say the same).
+    pub generated_at: &'a str,
     /// Whether personal data was pseudonymized.
     pub redacted_pii: bool,
     /// The thresholds the status rules used.
@@ -358,7 +367,7 @@ pub fn write_manifest(
         "cutoff": head.cutoff,
         "run_id": head.run.as_ref().map(|(id, _)| *id),
         "observed_at": head.run.as_ref().map(|(_, at)| at.clone()),
-        "generated_at": crate::mirror::now_text(),
+        "generated_at": head.generated_at,
         "redacted_pii": head.redacted_pii,
         "thresholds": {
             "warning_pct": t.warning_pct,

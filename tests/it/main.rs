@@ -40,3 +40,4 @@ mod rooms;
 mod security;
 mod sync_mirror;
 mod upgrades;
+mod xlsx;

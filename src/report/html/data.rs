@@ -5,7 +5,10 @@
 
 use crate::calendar::day_text;
 use crate::frame_values::{floats, ints, strs};
-use crate::report::attention::{Attention, Limit, Trial, entitlement_rows, exhaustion_text};
+use crate::report::attention::{
+    Attention, LIMIT_TABLE, Limit, PROJECT_TABLE, TRIAL_TABLE, Trial, entitlement_rows,
+    exhaustion_text, named,
+};
 use crate::report::units::{human, metric_label};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
@@ -283,21 +286,12 @@ fn pct_text(pct: Option<f64>) -> String {
 /// Limits at warning, at the limit or over it, most urgent first.
 fn limit_actions(limits: &[Limit], as_of: NaiveDate) -> ActionTable {
     let mut table = ActionTable {
-        headers: vec![
-            "Organization",
-            "Metric",
-            "Used",
-            "Limit",
-            "Used %",
-            "Remaining",
-            "Status",
-            "Runs out",
-        ],
+        headers: LIMIT_TABLE.1.to_vec(),
         ..ActionTable::default()
     };
     for l in limits {
         table.rows.push(vec![
-            format!("{} (#{})", l.org_name, opt_int(l.org_id)),
+            named(&l.org_name, l.org_id),
             metric_label(&l.metric).to_string(),
             l.used_human.clone(),
             l.limit_human.clone(),
@@ -317,15 +311,7 @@ fn limit_actions(limits: &[Limit], as_of: NaiveDate) -> ActionTable {
 /// Trials expiring or expired: expired first (by deletion date), then expiring.
 fn trial_actions(trials: &[Trial]) -> ActionTable {
     let mut table = ActionTable {
-        headers: vec![
-            "Trial",
-            "User",
-            "Organization",
-            "Status",
-            "Expires",
-            "Days left",
-            "Deletion due",
-        ],
+        headers: TRIAL_TABLE.1.to_vec(),
         ..ActionTable::default()
     };
     for t in trials {
@@ -349,19 +335,12 @@ fn trial_actions(trials: &[Trial]) -> ActionTable {
 /// Projects at or over the flag threshold of their compute budget.
 fn project_actions(projects: &[crate::report::attention::Project]) -> ActionTable {
     let mut table = ActionTable {
-        headers: vec![
-            "Project",
-            "Organization",
-            "Used",
-            "Left",
-            "Used %",
-            "Period ends",
-        ],
+        headers: PROJECT_TABLE.1.to_vec(),
         ..ActionTable::default()
     };
     for p in projects {
         table.rows.push(vec![
-            format!("{} (#{})", p.project_name, opt_int(p.project_id)),
+            named(&p.project_name, p.project_id),
             p.org_name.clone(),
             human(p.used_ms, "ms"),
             human(p.left_ms, "ms"),
@@ -371,11 +350,7 @@ fn project_actions(projects: &[crate::report::attention::Project]) -> ActionTabl
                 .map(|d| d.get(..10).unwrap_or(d).to_string())
                 .unwrap_or_default(),
         ]);
-        table.classes.push(if p.pct.unwrap_or(0.0) >= 100.0 {
-            "exceeded".to_string()
-        } else {
-            "warning".to_string()
-        });
+        table.classes.push(p.class().to_string());
     }
     table
 }

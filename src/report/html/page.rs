@@ -8,6 +8,8 @@
 use super::PageInfo;
 use super::data::{self, ActionTable, Source};
 use crate::report::attention::Counts;
+use crate::report::attention::{LIMIT_TABLE, PROJECT_TABLE, TRIAL_TABLE};
+use crate::report::status::CLASS_COLOURS;
 use crate::report::units::{human, metric_label};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
@@ -31,9 +33,6 @@ table { border-collapse: collapse; width: 100%; font-size: 0.88rem; margin: 0.4e
 th, td { border-bottom: 1px solid #e3e5e8; padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f0f2f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.exceeded td:first-child, tr.expired td:first-child { border-left: 4px solid #c62828; }
-tr.warning td:first-child, tr.expiring td:first-child { border-left: 4px solid #e68a00; }
-tr.at_limit td:first-child { border-left: 4px solid #7b1fa2; }
 details { margin: 0.3em 0; }
 summary { cursor: pointer; color: #0b57d0; }
 a { color: #0b57d0; }
@@ -46,6 +45,17 @@ a { color: #0b57d0; }
   h2 { break-after: avoid; page-break-after: avoid; }
 }
 ";
+
+/// The coloured left edge of an action row, one rule per class of
+/// [`CLASS_COLOURS`] (the workbook colours its cells from the same list).
+fn class_rules() -> String {
+    CLASS_COLOURS
+        .iter()
+        .map(|(class, rgb)| {
+            format!("tr.{class} td:first-child {{ border-left: 4px solid #{rgb:06x}; }}\n")
+        })
+        .collect()
+}
 
 /// maud writes void elements the HTML way (`<meta ...>`), which an XML parser reads
 /// as never closed; the page's only void elements are these two fixed ones.
@@ -115,7 +125,7 @@ pub(super) fn document(title: &str, main: Markup) -> String {
                 (PreEscaped(HEAD_META))
                 title { (title) } "\n"
                 // The style sheet is this module's constant, with no `<` or `&` in it.
-                style { (PreEscaped(STYLE)) } "\n"
+                style { (PreEscaped(STYLE)) (PreEscaped(class_rules())) } "\n"
             } "\n"
             body {
                 "\n"
@@ -381,17 +391,9 @@ fn trials(p: &Parts<'_>) -> Option<Section> {
 
 fn actions(p: &Parts<'_>) -> Section {
     let tables = [
-        (
-            "Limits at warning, at the limit or exceeded",
-            "entitlements",
-            &p.actions.limits,
-        ),
-        ("Trials expiring or expired", "trials", &p.actions.trials),
-        (
-            "Projects over the compute budget flag",
-            "project_compute",
-            &p.actions.projects,
-        ),
+        (LIMIT_TABLE.0, "entitlements", &p.actions.limits),
+        (TRIAL_TABLE.0, "trials", &p.actions.trials),
+        (PROJECT_TABLE.0, "project_compute", &p.actions.projects),
     ];
     let body = html! {
         @for (title, report, table) in tables {

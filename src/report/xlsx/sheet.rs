@@ -1,0 +1,280 @@
+//! One report as a sheet (or as several, past Excel's million rows): the CSV's
+//! header and rows with typed cells, a frozen header row, an autofilter and fitted
+//! column widths.
+
+use super::cells::{self, TextKind, Unit};
+use super::formats::Formats;
+use crate::report::write::Cells;
+use polars::prelude::StaticArray;
+use rust_xlsxwriter::{Format, Note, Workbook, Worksheet, XlsxError};
+
+/// Data rows per sheet: Excel's 1,048,576 rows, less the header.
+pub const MAX_ROWS: usize = 1_048_575;
+
+/// Excel's longest sheet name.
+const MAX_NAME: usize = 31;
+
+/// Column widths are fitted to the longest cell, within these (in characters).
+const WIDTH: (usize, usize) = (6, 60);
+
+/// A sheet written: its name, the report and how many of its rows it holds.
+pub struct Written {
+    pub sheet: String,
+    pub report: String,
+    pub rows: usize,
+}
+
+/// Sheet names as Excel takes them: at most 31 characters, none of `[]:*?/\`, unique
+/// without regard to case.
+#[derive(Default)]
+pub struct SheetNames {
+    taken: Vec<String>,
+}
+
+impl SheetNames {
+    /// A free name for `wanted` (changed only as far as Excel needs).
+    pub fn claim(&mut self, wanted: &str) -> String {
+        let clean: String = wanted
+            .chars()
+            .map(|c| if "[]:*?/\\".contains(c) { '_' } else { c })
+            .collect();
+        let clean = clean.trim_matches('\'');
+        let clean = if clean.is_empty() { "report" } else { clean };
+        let mut n = 1;
+        loop {
+            let suffix = if n == 1 {
+                String::new()
+            } else {
+                format!(" ({n})")
+            };
+            let keep = MAX_NAME - suffix.chars().count();
+            let name: String = clean.chars().take(keep).collect::<String>() + &suffix;
+            let key = name.to_lowercase();
+            // "History" is reserved by Excel.
+            if key != "history" && !self.taken.contains(&key) {
+                self.taken.push(key);
+                return name;
+            }
+            n += 1;
+        }
+    }
+}
+
+/// How each column is written.
+struct Column<'a> {
+    cells: &'a Cells<'a>,
+    text: TextKind,
+    unit: Unit,
+    /// A `status` column: marked classes are coloured.
+    status: bool,
+}
+
+/// Writes a report's header and cells (`names`, `cols` from the CSV writer's
+/// preparation) on as many sheets as its rows need, `max_rows` rows a sheet.
+pub fn write(
+    workbook: &mut Workbook,
+    sheet_names: &mut SheetNames,
+    report: &str,
+    (names, cols): (&[String], &[Cells<'_>]),
+    rows: usize,
+    formats: &Formats,
+    max_rows: usize,
+) -> Result<Vec<Written>, XlsxError> {
+    let unit_col = names
+        .iter()
+        .position(|n| n == "unit")
+        .and_then(|i| match &cols[i] {
+            Cells::Str(v) => Some(*v),
+            _ => None,
+        });
+    let columns: Vec<Column<'_>> = names
+        .iter()
+        .zip(cols)
+        .map(|(name, cells)| Column {
+            cells,
+            text: match cells {
+                Cells::Str(v) => cells::text_kind(v.iter()),
+                _ => TextKind::Text,
+            },
+            unit: cells::unit_of(name, unit_col.is_some()),
+            status: name == "status",
+        })
+        .collect();
+    let mut written = Vec::new();
+    let mut start = 0;
+    loop {
+        let end = (start + max_rows).min(rows);
+        let name = sheet_names.claim(&match written.len() {
+            0 => report.to_string(),
+            n => format!("{report} ({})", n + 1),
+        });
+        let sheet = workbook.add_worksheet_with_constant_memory()?;
+        sheet.set_name(&name)?;
+        let page = Page {
+            names,
+            columns: &columns,
+            unit_col,
+            formats,
+        };
+        page.write(sheet, start..end)?;
+        written.push(Written {
+            sheet: name,
+            report: report.to_string(),
+            rows: end - start,
+        });
+        start = end;
+        if start >= rows {
+            return Ok(written);
+        }
+    }
+}
+
+/// One sheet's worth of a report.
+struct Page<'a> {
+    names: &'a [String],
+    columns: &'a [Column<'a>],
+    unit_col: Option<&'a <polars::prelude::StringType as polars::prelude::PolarsDataType>::Array>,
+    formats: &'a Formats,
+}
+
+impl Page<'_> {
+    fn write(&self, sheet: &mut Worksheet, rows: std::ops::Range<usize>) -> Result<(), XlsxError> {
+        let f = self.formats;
+        let mut widths: Vec<usize> = self.names.iter().map(|n| n.chars().count() + 3).collect();
+        let mut as_text = vec![0usize; self.columns.len()];
+        for (c, name) in self.names.iter().enumerate() {
+            sheet.write_string_with_format(0, col(c), name, &f.header)?;
+        }
+        for (i, r) in rows.clone().enumerate() {
+            let row = (i + 1) as u32;
+            for (c, column) in self.columns.iter().enumerate() {
+                let width = self.cell(sheet, (row, col(c)), column, r, &mut as_text[c])?;
+                widths[c] = widths[c].max(width);
+            }
+        }
+        for (c, n) in as_text.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let text = format!(
+                "{n} cell(s) of this column hold integers of more than 15 significant \
+                 digits, which Excel would round: they are text with the exact digits."
+            );
+            sheet.insert_note(0, col(c), &Note::new(text).set_author("orgledger"))?;
+        }
+        for (c, w) in widths.iter().enumerate() {
+            sheet.set_column_width(col(c), w.clamp(&WIDTH.0, &WIDTH.1).to_owned() as f64)?;
+        }
+        let last_row = rows.len() as u32;
+        sheet.set_freeze_panes(1, 0)?;
+        super::print_across(sheet);
+        sheet.autofilter(0, 0, last_row, col(self.columns.len().saturating_sub(1)))?;
+        Ok(())
+    }
+
+    /// Writes one cell; returns its width in characters (about as shown).
+    fn cell(
+        &self,
+        sheet: &mut Worksheet,
+        (row, c): (u32, u16),
+        column: &Column<'_>,
+        r: usize,
+        as_text: &mut usize,
+    ) -> Result<usize, XlsxError> {
+        let f = self.formats;
+        let unit = match column.unit {
+            Unit::PerRow => cells::row_unit(self.unit_col.and_then(|u| u.get(r))),
+            unit => unit,
+        };
+        let number = |sheet: &mut Worksheet, v: f64| -> Result<usize, XlsxError> {
+            sheet.write_number_with_format(row, c, v, f.number(unit, v))?;
+            Ok(number_width(v, unit))
+        };
+        let text = |sheet: &mut Worksheet, s: &str, format: &Format| {
+            sheet
+                .write_string_with_format(row, c, s, format)
+                .map(|_| s.chars().count())
+        };
+        match column.cells {
+            Cells::Int(v) => match v.get(r) {
+                Some(n) if cells::fits_excel(n) => number(sheet, n as f64),
+                Some(n) => {
+                    *as_text += 1;
+                    text(sheet, &n.to_string(), &f.text)
+                }
+                None => Ok(0),
+            },
+            Cells::Float(v) => match v.get(r).filter(|x| x.is_finite()) {
+                Some(x) => match cells::float_as_text(x) {
+                    Some(digits) => {
+                        *as_text += 1;
+                        text(sheet, &digits, &f.text)
+                    }
+                    None => number(sheet, x),
+                },
+                None => Ok(0),
+            },
+            Cells::Bool(v) => match v.get(r) {
+                Some(b) => sheet.write_boolean(row, c, b).map(|_| 5),
+                None => Ok(0),
+            },
+            Cells::Str(v) => match v.get(r) {
+                Some(s) => match (column.text, cells::serial(s)) {
+                    (TextKind::Date, Some(day)) => {
+                        sheet.write_number_with_format(row, c, day, &f.date)?;
+                        Ok(10)
+                    }
+                    (TextKind::Timestamp, Some(at)) => {
+                        sheet.write_number_with_format(row, c, at, &f.timestamp)?;
+                        Ok(19)
+                    }
+                    _ => {
+                        let format = column
+                            .status
+                            .then(|| f.status(s))
+                            .flatten()
+                            .unwrap_or(&f.text);
+                        text(sheet, s, format)
+                    }
+                },
+                None => Ok(0),
+            },
+            Cells::Null => Ok(0),
+        }
+    }
+}
+
+/// About how wide a number shows: its digits, their separators and the unit.
+pub(super) fn number_width(v: f64, unit: Unit) -> usize {
+    if unit == Unit::Bytes {
+        // At most three digits before the point in kB to PB: "999.9 GB".
+        return 10;
+    }
+    let digits = (v.abs().max(1.0).log10().floor() as usize) + 1;
+    let separators = if unit == Unit::Id { 0 } else { digits / 3 };
+    let suffix = match unit {
+        Unit::Bytes | Unit::Pct | Unit::Seconds => 3,
+        Unit::Ms => 4,
+        _ => 0,
+    };
+    let fraction = if v.fract() == 0.0 { 0 } else { 4 };
+    digits + separators + suffix + fraction + usize::from(v < 0.0) + 1
+}
+
+fn col(c: usize) -> u16 {
+    u16::try_from(c).unwrap_or(u16::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sheet_names_fit_excel() {
+        let mut names = SheetNames::default();
+        assert_eq!(names.claim("Needs action"), "Needs action");
+        assert_eq!(names.claim("needs action"), "needs action (2)");
+        assert_eq!(names.claim("a/b:c"), "a_b_c");
+        assert_eq!(names.claim("history"), "history (2)");
+        let long = "x".repeat(40);
+        assert_eq!(names.claim(&long), "x".repeat(31));
+        assert_eq!(names.claim(&long), format!("{} (2)", "x".repeat(27)));
+    }
+}
