@@ -112,8 +112,9 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
     let outcome = tokio::task::spawn_blocking(move || report::run(&report_opts)).await??;
     crate::outln!("{}", report::summary(&outcome));
     crate::outln!(
-        "\n{} report files in {} (mirror: {}); done in {:.1} s",
+        "\n{} report files and {} organization pages (orgs/) in {} (mirror: {}); done in {:.1} s",
         outcome.files.len(),
+        outcome.pages.len(),
         outcome.dir.display(),
         db.display(),
         started.elapsed().as_secs_f64()
