@@ -55,33 +55,44 @@ async fn a_sync_under_faults_converges_to_the_fault_free_mirror() {
     assert_eq!(digest::current_state(&conn).expect("digest"), expected);
 }
 
+/// Heavy-fault syncs of a small world tried until one needs a second pass: the
+/// faults are random, and a sync may get every document within its first pass's
+/// attempts (each such sync must still end with the fault-free mirror).
+const SECOND_PASS_TRIES: usize = 4;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_heavy_faults_a_second_pass_completes_the_sync_with_the_fault_free_mirror() {
     let expected = clean_digest(Profile::Small).await;
     let faults: FaultSpec = HEAVY_FAULTS.parse().expect("spec");
     let sb = common::start(Profile::Small, faults, None).await;
-    let (_dir, db) = common::scratch();
     let client = common::admin(&sb);
-    let outcome = sync::run(&client, &common::sync_opts(&sb, &db), None)
-        .await
-        .expect("sync");
-    assert_eq!(
-        outcome.status,
-        RunStatus::Succeeded,
-        "documents that exhausted their retries succeed in the second pass: {:?}",
-        outcome.errors
-    );
-    let conn = common::open(&db);
-    assert_eq!(common::count(&conn, "SELECT COUNT(*) FROM sync_errors"), 0);
-    let message: String = conn
-        .query_row(
-            "SELECT message FROM sync_runs WHERE id = ?1",
-            [outcome.run_id],
-            |r| r.get(0),
-        )
-        .expect("the run says how many documents needed a second pass");
-    assert!(message.contains("fetched in a second pass"), "{message}");
-    assert_eq!(digest::current_state(&conn).expect("digest"), expected);
+    for _ in 0..SECOND_PASS_TRIES {
+        let (_dir, db) = common::scratch();
+        let outcome = sync::run(&client, &common::sync_opts(&sb, &db), None)
+            .await
+            .expect("sync");
+        assert_eq!(
+            outcome.status,
+            RunStatus::Succeeded,
+            "documents that exhausted their retries succeed in the second pass: {:?}",
+            outcome.errors
+        );
+        let conn = common::open(&db);
+        assert_eq!(common::count(&conn, "SELECT COUNT(*) FROM sync_errors"), 0);
+        assert_eq!(digest::current_state(&conn).expect("digest"), expected);
+        let message: Option<String> = conn
+            .query_row(
+                "SELECT message FROM sync_runs WHERE id = ?1",
+                [outcome.run_id],
+                |r| r.get(0),
+            )
+            .expect("the run's message");
+        if let Some(message) = message {
+            assert!(message.contains("fetched in a second pass"), "{message}");
+            return;
+        }
+    }
+    panic!("no document needed a second pass in {SECOND_PASS_TRIES} heavy-fault syncs");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
