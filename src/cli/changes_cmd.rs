@@ -9,8 +9,8 @@ use crate::cli::{Exit, UsageError};
 use crate::file_mode::FileMode;
 use crate::mirror;
 use crate::mirror::coverage::{self, CoverageError};
+use crate::report::Format;
 use crate::report::changes::{self, Change, Point, Query, When};
-use crate::report::{Format, sql};
 use anyhow::{Context, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -30,9 +30,7 @@ pub fn run(settings: &Settings, args: &ChangesArgs) -> Result<Exit> {
         ))
         .into());
     }
-    let extract = crate::report::registry::find(changes::REPORT)
-        .map(sql::builtin)
-        .ok_or_else(|| anyhow::anyhow!("the changes report is not built in"))?;
+    let extract = crate::report::builtin_extract(changes::REPORT)?;
     let query = Query {
         since,
         until,

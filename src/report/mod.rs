@@ -564,45 +564,40 @@ fn guarded<T>(
     )
 }
 
-/// `work` over a connection and context as of another day than the run's, with
-/// the extract of the built-in report `name` (the history on the organization
-/// pages).
+/// The extract of the built-in report `name`.
+pub(crate) fn builtin_extract(name: &str) -> Result<Extract, ReportError> {
+    registry::find(name).map(sql::builtin).ok_or_else(|| {
+        let valid: Vec<String> = builtin_names().map(str::to_string).collect();
+        unknown(name, &valid)
+    })
+}
+
+/// `work` over a read-only connection of its own and a context as of `as_of`
+/// (the run's day, or another for the history on the organization pages).
 pub(crate) fn with_ctx_as_of<T>(
     opts: &ReportOptions,
-    name: &str,
+    extract: &Extract,
     as_of: NaiveDate,
     work: impl FnOnce(&Ctx<'_>) -> Result<T, ReportError>,
 ) -> Result<T, ReportError> {
-    let builtin = registry::find(name).ok_or_else(|| unknown(name, &[]))?;
     let conn = open(&opts.db, as_of)?;
-    let extract = sql::builtin(builtin);
     work(&Ctx {
         conn: &conn,
         db: &opts.db,
         as_of,
         today: crate::calendar::day_of(as_of),
         thresholds: &opts.thresholds,
-        extract: &extract,
+        extract,
     })
 }
 
 /// A job's table, from a connection of its own.
 fn build_frame(opts: &ReportOptions, job: &Job) -> Result<DataFrame, ReportError> {
-    let as_of = opts.as_of;
-    let conn = open(&opts.db, as_of)?;
-    let ctx = Ctx {
-        conn: &conn,
-        db: &opts.db,
-        as_of,
-        today: crate::calendar::day_of(as_of),
-        thresholds: &opts.thresholds,
-        extract: &job.extract,
-    };
     let started = std::time::Instant::now();
-    let df = match job.builtin {
-        Some(builtin) => (builtin.build)(&ctx)?,
-        None => custom(&ctx)?,
-    };
+    let df = with_ctx_as_of(opts, &job.extract, opts.as_of, |ctx| match job.builtin {
+        Some(builtin) => (builtin.build)(ctx),
+        None => custom(ctx),
+    })?;
     tracing::debug!(
         report = %job.name,
         rows = df.height(),

@@ -6,7 +6,7 @@ use crate::frame_values::{ints, strs};
 use crate::report::changes::{self, KindFilter, Point, Query};
 use crate::report::error::{ReportError, SqlSite};
 use crate::report::units::metric_label;
-use crate::report::{ReportOptions, entitlements, pii, registry, sql};
+use crate::report::{ReportOptions, entitlements, pii};
 use chrono::{Days, NaiveDate};
 use polars::prelude::DataFrame;
 use rusqlite::Connection;
@@ -121,12 +121,7 @@ fn change_log(
     opts: &ReportOptions,
     owner: &Owners,
 ) -> Result<HashMap<i64, Vec<ChangeRow>>, ReportError> {
-    let extract = registry::find(changes::REPORT)
-        .map(sql::builtin)
-        .ok_or_else(|| ReportError::UnknownReport {
-            name: changes::REPORT.to_string(),
-            valid: String::new(),
-        })?;
+    let extract = crate::report::builtin_extract(changes::REPORT)?;
     let since = opts.as_of - Days::new(CHANGE_DAYS);
     let query = Query {
         since: Point::end_of_day(since),
@@ -280,10 +275,11 @@ fn history(
         .filter(|d| first.is_some_and(|f| *d >= f))
         .collect();
     extra.history_starts = first.filter(|f| *f > start);
+    let extract = crate::report::builtin_extract("entitlements")?;
     let mut tables: Vec<(NaiveDate, DataFrame)> = days
         .iter()
         .map(|&day| {
-            crate::report::with_ctx_as_of(opts, "entitlements", day, entitlements::usage)
+            crate::report::with_ctx_as_of(opts, &extract, day, entitlements::usage)
                 .map(|df| (day, df))
         })
         .collect::<Result<_, _>>()?;
