@@ -2,7 +2,8 @@
 -- (`orgledger changes`, and the `changes` report: the 7 days up to the as-of date).
 --
 -- Every version of a document is a row of `<table>` (the current one) or
--- `<table>_history` (earlier ones, with `valid_to`); `removed_at`/`removed_run` say
+-- `<table>_archived` (earlier ones, with `valid_to`: the view orgledger installs over
+-- `<table>_history` and the narrow `<table>_moves`); `removed_at`/`removed_run` say
 -- when a complete sync stopped seeing it. Walking a document's versions in time order
 -- (LAG over `valid_from`), each version is compared with the one before it:
 --   * no earlier version, or the earlier one had been removed → `*.added`;
@@ -43,7 +44,7 @@ org_v AS MATERIALIZED (
         SELECT id, name, limit_total_storage, limit_compute_time_per_year,
                limit_gpu_compute_time_per_year, limit_number_of_projects,
                limit_number_of_users, valid_from, run_id, removed_at, removed_run
-          FROM main.organizations_history WHERE valid_to >= :since_at
+          FROM organizations_archived WHERE valid_to >= :since_at
     ) v
     WINDOW w AS (PARTITION BY id ORDER BY valid_from, run_id)
 ),
@@ -82,7 +83,7 @@ member_v AS MATERIALIZED (
           FROM main.organization_members
         UNION ALL
         SELECT organization_id, user_id, name, role, valid_from, run_id, removed_at, removed_run
-          FROM main.organization_members_history WHERE valid_to >= :since_at
+          FROM organization_members_archived WHERE valid_to >= :since_at
     ) v
     WINDOW w AS (PARTITION BY organization_id, user_id ORDER BY valid_from, run_id)
 ),
@@ -96,7 +97,7 @@ user_v AS MATERIALIZED (
           FROM main.users
         UNION ALL
         SELECT id, name, suspended, valid_from, run_id, removed_at, removed_run
-          FROM main.users_history WHERE valid_to >= :since_at
+          FROM users_archived WHERE valid_to >= :since_at
     ) v
     WINDOW w AS (PARTITION BY id ORDER BY valid_from, run_id)
 ),
@@ -110,7 +111,7 @@ project_v AS MATERIALIZED (
           FROM main.projects
         UNION ALL
         SELECT id, name, deleted_date, valid_from, run_id, removed_at, removed_run
-          FROM main.projects_history WHERE valid_to >= :since_at
+          FROM projects_archived WHERE valid_to >= :since_at
     ) v
     WINDOW w AS (PARTITION BY id ORDER BY valid_from, run_id)
 ),
@@ -131,7 +132,7 @@ budget_v AS MATERIALIZED (
         SELECT project_id, compute_period_start,
                compute_time_used_ms + compute_time_left_ms,
                valid_from, run_id, removed_at
-          FROM main.project_info_history WHERE valid_to >= :since_at
+          FROM project_info_archived WHERE valid_to >= :since_at
     ) v
     WINDOW w AS (PARTITION BY project_id ORDER BY valid_from, run_id)
 ),
@@ -149,7 +150,7 @@ trial_v AS MATERIALIZED (
         UNION ALL
         SELECT id, organization_id, upgraded_date, expired_date, deleted_date,
                valid_from, run_id, removed_at
-          FROM main.trials_history WHERE valid_to >= :since_at
+          FROM trials_archived WHERE valid_to >= :since_at
     ) v
     WINDOW w AS (PARTITION BY id ORDER BY valid_from, run_id)
 ),

@@ -41,8 +41,9 @@ fn tables_sql() -> String {
         .map(|t| {
             format!(
                 "SELECT '{0}' AS \"table\", SUM(removed_at IS NULL) AS live, SUM(removed_at IS NOT NULL) AS removed, \
-                 (SELECT COUNT(*) FROM {0}_history) AS history, MAX(valid_from) AS last_change FROM {0}",
-                t.name
+                 {1} AS history, MAX(valid_from) AS last_change FROM {0}",
+                t.name,
+                mirror::moves::archived_count_sql(t)
             )
         })
         .collect::<Vec<_>>()

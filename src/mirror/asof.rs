@@ -15,6 +15,7 @@
 //! `sync_runs`: SQLite cannot join through a UNION ALL view without first copying the
 //! whole view, every column of it, into a temporary table.
 
+use crate::mirror::moves;
 use crate::mirror::spec::{TABLES, TableSpec};
 use chrono::NaiveDate;
 use rusqlite::Connection;
@@ -42,8 +43,11 @@ fn view_sql(spec: &TableSpec, cut: &str, history_current: bool) -> String {
             "SELECT {cols}, valid_from, run_id FROM main.{name} \
                WHERE valid_from < '{cut}' AND {live} \
              UNION ALL \
-             SELECT {cols}, valid_from, run_id FROM main.{name}_history \
-               WHERE valid_from < '{cut}' AND valid_to >= '{cut}' AND {live}"
+             SELECT {cols}, valid_from, run_id FROM ({archived}) WHERE {live}",
+            archived = moves::archived_sql(
+                spec,
+                &format!("valid_from < '{cut}' AND valid_to >= '{cut}'")
+            ),
         )
     } else {
         format!("SELECT {cols}, valid_from, run_id FROM main.{name} WHERE removed_at IS NULL")
@@ -54,8 +58,8 @@ fn view_sql(spec: &TableSpec, cut: &str, history_current: bool) -> String {
            SELECT {cols}, valid_from, NULL AS valid_to, removed_at FROM main.{name} \
              WHERE valid_from < '{cut}' \
            UNION ALL \
-           SELECT {cols}, valid_from, valid_to, removed_at FROM main.{name}_history \
-             WHERE valid_from < '{cut}';\n"
+           SELECT {cols}, valid_from, valid_to, removed_at FROM ({archived});\n",
+        archived = moves::archived_sql(spec, &format!("valid_from < '{cut}'")),
     )
 }
 
@@ -78,6 +82,7 @@ pub fn install(conn: &Connection, as_of: NaiveDate) -> rusqlite::Result<()> {
     if conn.is_autocommit() && conn.is_readonly(rusqlite::MAIN_DB)? {
         conn.execute_batch("BEGIN")?;
     }
+    moves::install_archived(conn)?;
     let cut = cutoff(as_of);
     let history_current = history_current_at(conn, &cut)?;
     let mut sql = String::new();

@@ -1,7 +1,7 @@
 //! `orgledger check`: is the mirror sound? SQLite's own checks (`integrity_check`,
 //! `foreign_key_check`) and the invariants the writer (`crate::mirror::table`) keeps:
 //! one current row per key, history versions that neither end before they start nor
-//! overlap the next version of their key, current rows whose `content_hash` is the
+//! overlap the next version of their key, narrow versions whose whole version exists, current rows whose `content_hash` is the
 //! hash of their values, and no run left `running` by a process that died.
 //!
 //! Every query runs in one read transaction, so a sync writing meanwhile is seen
@@ -94,6 +94,7 @@ fn check_all(conn: &Connection, db: &Path, report: &mut CheckReport) -> Result<(
     for spec in TABLES {
         one_current_row_per_key(conn, spec, report)?;
         versions_in_order(conn, spec, report)?;
+        moves_linked(conn, spec, report)?;
         hashes_match(conn, spec, report)?;
     }
     running_runs(conn, db, report)
@@ -168,6 +169,58 @@ fn one_current_row_per_key(
     })
 }
 
+/// A narrow version (`crate::mirror::moves`) takes its steady columns from the
+/// whole version it names: a `_history` row of the same key, or the current row
+/// when it names none. One that names what is not there would read as NULLs.
+fn moves_linked(
+    conn: &Connection,
+    spec: &TableSpec,
+    report: &mut CheckReport,
+) -> Result<(), MirrorError> {
+    if spec.moving.is_empty() {
+        return Ok(());
+    }
+    let keys = key_list(spec);
+    let same_key = |other: &str| -> String {
+        spec.key
+            .iter()
+            .map(|c| format!("{other}.\"{0}\" = m.\"{0}\"", c.name))
+            .collect::<Vec<_>>()
+            .join(" AND ")
+    };
+    let sql = format!(
+        "SELECT {m_keys}, m.valid_from, m.wide_id FROM main.{name}_moves m \
+         WHERE CASE WHEN m.wide_id IS NULL \
+           THEN NOT EXISTS (SELECT 1 FROM main.{name} c WHERE {current}) \
+           ELSE NOT EXISTS (SELECT 1 FROM main.{name}_history h \
+             WHERE h.history_id = m.wide_id AND {history}) END",
+        m_keys = keys
+            .split(", ")
+            .map(|k| format!("m.{k}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        name = spec.name,
+        current = same_key("c"),
+        history = same_key("h"),
+    );
+    let k = spec.key.len();
+    report.per_row(conn, &sql, spec.name, |row| {
+        let key = key_label(spec, &key_of(row, k)?);
+        let from: String = row.get(k)?;
+        let wide: Option<i64> = row.get(k + 1)?;
+        Ok(match wide {
+            Some(id) => format!(
+                "{}_moves {key} from {from}: names history row {id}, which is not of this key",
+                spec.name
+            ),
+            None => format!(
+                "{}_moves {key} from {from}: no current row to take its other columns from",
+                spec.name
+            ),
+        })
+    })
+}
+
 /// Every version of the keys that have history, in order: history rows, then the
 /// current row (which is open-ended). The writer archives a version with `valid_to`
 /// equal to the `valid_from` of the version that replaces it, both the observed time
@@ -180,11 +233,11 @@ fn versions_sql(spec: &TableSpec) -> String {
     let keys = key_list(spec);
     let name = spec.name;
     format!(
-        "WITH v AS ( \
-           SELECT {keys}, valid_from, valid_to, 0 AS cur FROM main.{name}_history \
+        "WITH a AS ({archived}), v AS ( \
+           SELECT {keys}, valid_from, valid_to, 0 AS cur FROM a \
            UNION ALL \
            SELECT {keys}, valid_from, NULL, 1 FROM main.{name} \
-             WHERE ({keys}) IN (SELECT {keys} FROM main.{name}_history) \
+             WHERE ({keys}) IN (SELECT {keys} FROM a) \
          ), o AS ( \
            SELECT *, LEAD(valid_from) OVER w AS next_from, \
              LEAD(cur) OVER w AS next_cur FROM v \
@@ -193,7 +246,8 @@ fn versions_sql(spec: &TableSpec) -> String {
          SELECT {keys}, cur, valid_from, valid_to, next_from, next_cur FROM o \
          WHERE (cur = 0 AND valid_to < valid_from) \
             OR (next_from IS NOT NULL AND (cur = 1 OR valid_to > next_from)) \
-            OR (cur = 0 AND next_from IS NULL)"
+            OR (cur = 0 AND next_from IS NULL)",
+        archived = crate::mirror::moves::archived_sql(spec, "1"),
     )
 }
 
@@ -203,7 +257,7 @@ fn versions_in_order(
     report: &mut CheckReport,
 ) -> Result<(), MirrorError> {
     report.history_rows += conn.query_row(
-        &format!("SELECT COUNT(*) FROM main.{}_history", spec.name),
+        &format!("SELECT {}", crate::mirror::moves::archived_count_sql(spec)),
         [],
         |row| row.get::<_, i64>(0),
     )? as u64;

@@ -15,6 +15,7 @@ pub(crate) mod guard;
 pub mod key_set;
 pub mod lock;
 pub mod maintenance;
+pub mod moves;
 pub(crate) mod path;
 pub(crate) mod raw;
 pub(crate) mod row_stmt;

@@ -125,6 +125,15 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("migrations/0010.sql"),
         fill: None,
     },
+    // A version that differs from the next one only in usage figures and last-seen
+    // times is archived narrow (`crate::mirror::moves`): a day of usage no longer
+    // copies whole rows. History archived before is split the same way.
+    Migration {
+        version: 11,
+        what: "<table>_moves: versions that changed only in moving columns, archived narrow",
+        sql: include_str!("migrations/0011.sql"),
+        fill: Some(crate::mirror::moves::split_history),
+    },
 ];
 
 /// The schema version recorded in the mirror (0 for a new file), creating the
@@ -198,6 +207,7 @@ mod tests {
         "ec4d320bcc54a9b89a6f2ba463552a97df683fb43d8e9309a882fea1ffc43bf4",
         "6c9adb79cab2be2ebed2a326fc858a3928223e6d22f672e7b4c7a2ad9c547975",
         "89aba690c247a00fe76429795466343af8db08468c6cea83b46d4def6e2d755c",
+        "ea67787f3453385f9a00c4a31652682ea02dce3af404ee25a48f8bd733788a16",
     ];
 
     #[test]
@@ -240,6 +250,21 @@ mod tests {
              valid_to TEXT NOT NULL);\n\
              CREATE INDEX {name}_history_key ON {name}_history ({key}, valid_from);\n"
         );
+        if !spec.moving.is_empty() {
+            let narrow: Vec<String> = spec
+                .all_columns()
+                .filter(|col| {
+                    spec.key.iter().any(|k| k.name == col.name) || spec.moving.contains(&col.name)
+                })
+                .map(|col| format!("\"{}\" {}", col.name, col.ty.sql()))
+                .collect();
+            ddl.push_str(&format!(
+                "CREATE TABLE {name}_moves (moves_id INTEGER PRIMARY KEY, {}, valid_from TEXT NOT NULL, \
+                 valid_to TEXT NOT NULL, run_id INTEGER NOT NULL, wide_id INTEGER);\n\
+                 CREATE INDEX {name}_moves_key ON {name}_moves ({key}, wide_id);\n",
+                narrow.join(", ")
+            ));
+        }
         let scope_is_key_prefix = spec
             .scope
             .iter()
@@ -297,7 +322,11 @@ mod tests {
             expected.execute_batch(&spec_ddl(spec)).expect(spec.name);
         }
         for spec in TABLES {
-            for table in [spec.name.to_string(), format!("{}_history", spec.name)] {
+            for table in [
+                spec.name.to_string(),
+                format!("{}_history", spec.name),
+                format!("{}_moves", spec.name),
+            ] {
                 assert_eq!(
                     shape(&migrated, &table),
                     shape(&expected, &table),

@@ -72,6 +72,12 @@ pub struct TableSpec {
     pub removable: bool,
     /// Tables derived from this one's rows, kept in step by the writer.
     pub derived: &'static [Derived],
+    /// Columns that move on most days without the entity changing: usage figures,
+    /// last-seen times, counts. A version that differs from the next one only in
+    /// these is archived in `<name>_moves` (the key, these columns and the validity)
+    /// instead of as a whole row in `<name>_history`, so a day of usage adds bytes in
+    /// proportion to the figures, not to the row (`crate::mirror::moves`).
+    pub moving: &'static [&'static str],
 }
 
 /// A table derived from another's rows (a cache readers may use in place of them),
@@ -176,6 +182,7 @@ pub const ORGANIZATIONS: TableSpec = TableSpec {
     ],
     removable: true,
     derived: &[],
+    moving: &[],
 };
 
 /// Members of an organization (`organization.users` of `get-organization`).
@@ -194,6 +201,7 @@ pub const ORGANIZATION_MEMBERS: TableSpec = TableSpec {
     ],
     removable: true,
     derived: &[],
+    moving: &["last_seen", "project_count", "last_access_to_organization"],
 };
 
 /// White label users (`get-whitelabel-user`).
@@ -210,6 +218,7 @@ pub const USERS: TableSpec = TableSpec {
     ],
     removable: true,
     derived: &[],
+    moving: &["last_seen"],
 };
 
 /// Organization summaries of a white label user (`get-whitelabel-user`
@@ -238,6 +247,12 @@ pub const USER_ORGANIZATIONS: TableSpec = TableSpec {
     ],
     removable: true,
     derived: &[],
+    moving: &[
+        "user_count",
+        "admin_count",
+        "private_project_count",
+        "last_accessed",
+    ],
 };
 
 /// Which projects an organization's get-organization answer lists. A developer-profile
@@ -253,6 +268,7 @@ pub const ORGANIZATION_PROJECTS: TableSpec = TableSpec {
     columns: &[c("project_name", Text)],
     removable: false,
     derived: &[],
+    moving: &[],
 };
 
 /// Organizations a user can access (`list-user-organizations`, JWT only).
@@ -264,6 +280,7 @@ pub const USER_ORGANIZATION_LINKS: TableSpec = TableSpec {
     columns: &[c("organization_name", Text)],
     removable: true,
     derived: &[],
+    moving: &[],
 };
 
 /// Projects, from every list that carries them (`get-organization`,
@@ -309,6 +326,7 @@ pub const PROJECTS: TableSpec = TableSpec {
     ],
     removable: true,
     derived: &[],
+    moving: &["last_accessed"],
 };
 
 /// Collaborators of a project (`project.collaborators`).
@@ -320,6 +338,7 @@ pub const PROJECT_COLLABORATORS: TableSpec = TableSpec {
     columns: user_record_columns![c("is_owner", Bool)],
     removable: true,
     derived: &[],
+    moving: &["last_seen"],
 };
 
 /// Full project information (`get-project-info`), nested single objects flattened into columns.
@@ -400,6 +419,7 @@ pub const PROJECT_INFO: TableSpec = TableSpec {
     ],
     removable: true,
     derived: &[],
+    moving: &["compute_time_used_ms", "compute_time_left_ms"],
 };
 
 /// Users notified when a project's jobs finish (the four `*NotificationUids` lists).
@@ -411,6 +431,7 @@ pub const PROJECT_NOTIFICATION_USERS: TableSpec = TableSpec {
     columns: &[],
     removable: true,
     derived: &[],
+    moving: &[],
 };
 
 /// Datasets of an organization (`get-organization` `datasets`).
@@ -438,6 +459,14 @@ pub const DATASETS: TableSpec = TableSpec {
     ],
     removable: true,
     derived: &[],
+    moving: &[
+        "last_file_created",
+        "total_file_size",
+        "total_file_count",
+        "total_item_count",
+        "total_item_count_checklist_ok",
+        "total_item_count_checklist_failed",
+    ],
 };
 
 /// Devices of a project (`get-project-info` `devices`).
@@ -464,6 +493,7 @@ pub const DEVICES: TableSpec = TableSpec {
     ],
     removable: true,
     derived: &[],
+    moving: &["last_seen"],
 };
 
 /// Sensors of a device (`get-project-info` `devices[].sensors`).
@@ -475,6 +505,7 @@ pub const DEVICE_SENSORS: TableSpec = TableSpec {
     columns: &[c("max_sample_length_s", Real), c("frequencies", Json)],
     removable: true,
     derived: &[],
+    moving: &[],
 };
 
 /// Latency estimates per target (`get-project-info` `latencyDevices`).
@@ -494,6 +525,7 @@ pub const LATENCY_DEVICES: TableSpec = TableSpec {
     ],
     removable: true,
     derived: &[],
+    moving: &[],
 };
 
 /// Experiments visible to an organization (`get-organization`), a project
@@ -511,6 +543,7 @@ pub const EXPERIMENTS: TableSpec = TableSpec {
     ],
     removable: true,
     derived: &[],
+    moving: &[],
 };
 
 /// Trials of a white label user (`get-whitelabel-user` `user.trials`).
@@ -531,6 +564,7 @@ pub const TRIALS: TableSpec = TableSpec {
     ],
     removable: true,
     derived: &[],
+    moving: &[],
 };
 
 /// Daily metrics of a white label user (`get-whitelabel-user` `user.dailyMetrics`).
@@ -563,6 +597,7 @@ pub const DAILY_METRICS: TableSpec = TableSpec {
     ],
     removable: false,
     derived: &[crate::mirror::daily_series::DERIVED],
+    moving: &[],
 };
 
 /// Every versioned table, parents before children.
@@ -661,6 +696,15 @@ pub fn markdown() -> String {
          | `removed_at`, `removed_run` | set when a complete sync no longer saw the entity (rows are never deleted) |\n\n\
          and a twin `<table>_history` holding every previous version, with `valid_to` \
          (when it stopped being current). Reports read both through as-of views.\n\n\
+         A table's *moving* columns (named under each table below: usage figures, last-seen \
+         times, counts) change most days while nothing else about the entity does. A version \
+         that differs from the next one only in them is archived narrow, in \
+         `<table>_moves`: the key, the moving columns, `valid_from`, `valid_to`, `run_id`, \
+         and `wide_id`, the `<table>_history` row that holds its other columns (NULL: the \
+         current row does). So a day of usage adds tens of bytes per entity, not a whole \
+         row. The as-of views, `<table>_versions` and `<table>_archived` (every archived \
+         version, whole) put the versions back together; queries never need the narrow \
+         tables.\n\n\
          Bookkeeping: `sync_runs` (one row per run: status running/succeeded/partial/failed/aborted, \
          requests, bytes, row counts), `sync_errors` (one row per failure: operation, entity, \
          HTTP status, message, attempts), `raw_documents` (the latest body of every fetched \
@@ -705,6 +749,14 @@ pub fn markdown() -> String {
         }
         if !table.removable {
             out.push_str(" Never marked removed: days that leave the API's window stay.");
+        }
+        if !table.moving.is_empty() {
+            let moving: Vec<String> = table.moving.iter().map(|c| format!("`{c}`")).collect();
+            out.push_str(&format!(
+                " Moving columns (archived narrow in `{}_moves`): {}.",
+                table.name,
+                moving.join(", ")
+            ));
         }
         out.push_str("\n\n| column | type |\n| --- | --- |\n");
         for col in table.all_columns() {

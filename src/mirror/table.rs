@@ -7,6 +7,7 @@
 //! A row written twice in the same run is overwritten in place: one run is one
 //! instant, and a zero-length version in history would be noise.
 
+use crate::mirror::moves::{self, MovesSql};
 use crate::mirror::row_stmt::RowStatement;
 use crate::mirror::spec::TableSpec;
 use rusqlite::types::Value;
@@ -171,6 +172,7 @@ pub struct TableSql {
     archive: String,
     update: String,
     mark_removed: String,
+    moves: Option<MovesSql>,
 }
 
 impl TableSql {
@@ -250,6 +252,7 @@ impl TableSql {
                 spec.key.len() + 1,
                 spec.key.len() + 2
             ),
+            moves: MovesSql::new(spec),
         }
     }
 
@@ -418,7 +421,6 @@ impl TableWriter<'_> {
 
     /// Writes one row against what the mirror holds for its key.
     fn apply(&mut self, row: &Row, existing: Option<Existing>) -> rusqlite::Result<WriteStats> {
-        let key = &row.values[..self.sql.spec.key.len()];
         let mut stats = WriteStats::default();
         match existing {
             Some(old) if old.hash == row.hash && !old.removed => {
@@ -427,10 +429,7 @@ impl TableWriter<'_> {
             }
             Some(old) => {
                 if old.run_id != self.stamp.run_id {
-                    let mut archive = self.conn.prepare_cached(&self.sql.archive)?;
-                    let mut params = key.to_vec();
-                    params.push(Value::Text(self.stamp.observed_at.clone()));
-                    archive.execute(params_from_iter(params.iter()))?;
+                    self.archive(row, &old)?;
                 }
                 self.update.run(std::slice::from_ref(row))?;
                 stats.updated = 1;
@@ -441,6 +440,47 @@ impl TableWriter<'_> {
             }
         }
         Ok(stats)
+    }
+
+    /// Archives the version `row` replaces: narrow when only its moving columns
+    /// change (`crate::mirror::moves`), whole otherwise.
+    fn archive(&mut self, row: &Row, old: &Existing) -> rusqlite::Result<()> {
+        let key = &row.values[..self.sql.spec.key.len()];
+        let mut params = key.to_vec();
+        params.push(Value::Text(self.stamp.observed_at.clone()));
+        let Some(moves) = &self.sql.moves else {
+            let mut archive = self.conn.prepare_cached(&self.sql.archive)?;
+            archive.execute(params_from_iter(params.iter()))?;
+            return Ok(());
+        };
+        if !old.removed && self.steady_unchanged(moves, row)? {
+            let mut archive = self.conn.prepare_cached(&moves.archive)?;
+            archive.execute(params_from_iter(params.iter()))?;
+            return Ok(());
+        }
+        let mut archive = self.conn.prepare_cached(&self.sql.archive)?;
+        archive.execute(params_from_iter(params.iter()))?;
+        let mut link = self.conn.prepare_cached(&moves.link)?;
+        let mut params = vec![Value::Integer(self.conn.last_insert_rowid())];
+        params.extend_from_slice(key);
+        link.execute(params_from_iter(params.iter()))?;
+        Ok(())
+    }
+
+    /// Whether the current row's steady columns equal `row`'s.
+    fn steady_unchanged(&self, moves: &MovesSql, row: &Row) -> rusqlite::Result<bool> {
+        let key = &row.values[..self.sql.spec.key.len()];
+        let mut select = self.conn.prepare_cached(&moves.select_steady)?;
+        let mut rows = select.query(params_from_iter(key.iter()))?;
+        let Some(current) = rows.next()? else {
+            return Ok(false);
+        };
+        for (i, at) in moves.steady_at.iter().enumerate() {
+            if !moves::same(&current.get::<_, Value>(i)?, &row.values[*at]) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Upserts one row of a root table (no scope).

@@ -174,18 +174,27 @@ async fn advancing_the_clock_versions_only_what_changed() {
         "2026-06-02",
         "observation time is the sandbox clock"
     );
-    let history = common::count(&conn, "SELECT COUNT(*) FROM project_info_history");
+    // Only compute used moved: the old versions are archived narrow (the key,
+    // the compute figures and the validity), none as a whole row.
+    let moves = common::count(&conn, "SELECT COUNT(*) FROM project_info_moves");
     assert!(
-        history > 0,
+        moves > 0,
         "compute used grew, so project_info has old versions"
+    );
+    assert_eq!(
+        common::count(&conn, "SELECT COUNT(*) FROM project_info_history"),
+        0,
+        "no whole row was archived for a change of usage alone"
     );
     assert_eq!(
         common::count(
             &conn,
-            &format!("SELECT COUNT(*) FROM project_info_history WHERE valid_to = '{t2}'")
+            &format!(
+                "SELECT COUNT(*) FROM project_info_moves WHERE valid_to = '{t2}' AND wide_id IS NULL"
+            )
         ),
-        history,
-        "history rows end when the new version starts"
+        moves,
+        "old versions end when the new version starts and take their other columns from it"
     );
     assert!(
         second.totals.rows.unchanged > second.totals.rows.updated,

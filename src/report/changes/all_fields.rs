@@ -142,7 +142,7 @@ fn statement(e: &Entity) -> String {
         "WITH v AS MATERIALIZED (SELECT x.*, LAG(valid_from) OVER w AS prev_from, \
            LAG(removed_at) OVER w AS prev_removed_at{lags} \
            FROM (SELECT {cols}, valid_from, run_id, removed_at FROM main.{t} \
-                 UNION ALL SELECT {cols}, valid_from, run_id, removed_at FROM main.{t}_history \
+                 UNION ALL SELECT {cols}, valid_from, run_id, removed_at FROM {t}_archived \
                  WHERE valid_to >= :since_at) x \
            WINDOW w AS (PARTITION BY {keys} ORDER BY valid_from, run_id)) \
          SELECT * FROM ({rows}) \

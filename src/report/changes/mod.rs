@@ -93,6 +93,10 @@ pub fn read(
     if since >= query.until {
         return Ok(rows);
     }
+    crate::mirror::moves::install_archived(conn).map_err(|cause| ReportError::Query {
+        site: SqlSite::boxed(REPORT, "the mirror's history", "archived versions"),
+        cause,
+    })?;
     let site = |part: &str| SqlSite::boxed(&extract.report, &extract.origin, part);
     run(
         conn,

@@ -1,0 +1,16 @@
+CREATE TABLE organization_members_moves (moves_id INTEGER PRIMARY KEY, "organization_id" INTEGER, "user_id" INTEGER, "last_seen" TEXT, "project_count" INTEGER, "last_access_to_organization" TEXT, valid_from TEXT NOT NULL, valid_to TEXT NOT NULL, run_id INTEGER NOT NULL, wide_id INTEGER);
+CREATE INDEX organization_members_moves_key ON organization_members_moves (organization_id, user_id, wide_id);
+CREATE TABLE datasets_moves (moves_id INTEGER PRIMARY KEY, "organization_id" INTEGER, "dataset" TEXT, "last_file_created" TEXT, "total_file_size" INTEGER, "total_file_count" INTEGER, "total_item_count" INTEGER, "total_item_count_checklist_ok" INTEGER, "total_item_count_checklist_failed" INTEGER, valid_from TEXT NOT NULL, valid_to TEXT NOT NULL, run_id INTEGER NOT NULL, wide_id INTEGER);
+CREATE INDEX datasets_moves_key ON datasets_moves (organization_id, dataset, wide_id);
+CREATE TABLE users_moves (moves_id INTEGER PRIMARY KEY, "id" INTEGER, "last_seen" TEXT, valid_from TEXT NOT NULL, valid_to TEXT NOT NULL, run_id INTEGER NOT NULL, wide_id INTEGER);
+CREATE INDEX users_moves_key ON users_moves (id, wide_id);
+CREATE TABLE user_organizations_moves (moves_id INTEGER PRIMARY KEY, "user_id" INTEGER, "organization_id" INTEGER, "user_count" INTEGER, "admin_count" INTEGER, "private_project_count" INTEGER, "last_accessed" TEXT, valid_from TEXT NOT NULL, valid_to TEXT NOT NULL, run_id INTEGER NOT NULL, wide_id INTEGER);
+CREATE INDEX user_organizations_moves_key ON user_organizations_moves (user_id, organization_id, wide_id);
+CREATE TABLE projects_moves (moves_id INTEGER PRIMARY KEY, "id" INTEGER, "last_accessed" TEXT, valid_from TEXT NOT NULL, valid_to TEXT NOT NULL, run_id INTEGER NOT NULL, wide_id INTEGER);
+CREATE INDEX projects_moves_key ON projects_moves (id, wide_id);
+CREATE TABLE project_collaborators_moves (moves_id INTEGER PRIMARY KEY, "project_id" INTEGER, "user_id" INTEGER, "last_seen" TEXT, valid_from TEXT NOT NULL, valid_to TEXT NOT NULL, run_id INTEGER NOT NULL, wide_id INTEGER);
+CREATE INDEX project_collaborators_moves_key ON project_collaborators_moves (project_id, user_id, wide_id);
+CREATE TABLE project_info_moves (moves_id INTEGER PRIMARY KEY, "project_id" INTEGER, "compute_time_used_ms" INTEGER, "compute_time_left_ms" INTEGER, valid_from TEXT NOT NULL, valid_to TEXT NOT NULL, run_id INTEGER NOT NULL, wide_id INTEGER);
+CREATE INDEX project_info_moves_key ON project_info_moves (project_id, wide_id);
+CREATE TABLE devices_moves (moves_id INTEGER PRIMARY KEY, "project_id" INTEGER, "device_id" TEXT, "last_seen" TEXT, valid_from TEXT NOT NULL, valid_to TEXT NOT NULL, run_id INTEGER NOT NULL, wide_id INTEGER);
+CREATE INDEX devices_moves_key ON devices_moves (project_id, device_id, wide_id);
