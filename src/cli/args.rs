@@ -622,6 +622,9 @@ pub struct BenchArgs {
     /// Simulated network latency added by the sandbox to each answer, in ms.
     #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
+    /// Daily syncs after the first (`history`).
+    #[arg(long, default_value_t = 30)]
+    pub days: u32,
 }
 
 /// What `bench` measures.
@@ -636,6 +639,10 @@ pub enum BenchTarget {
     /// `changes` over 30 days of history: 30 daily syncs of a world moved on by the
     /// sandbox's time travel (slow; not part of `all`).
     Changes,
+    /// The mirror's growth: --days daily syncs of a world moved on by time travel,
+    /// the mirror's size after each and the bytes each table added (not part of
+    /// `all`).
+    History,
     /// Sync, reports, export and alerts.
     All,
 }

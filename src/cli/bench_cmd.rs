@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The sandbox child process; killed when dropped.
-struct SandboxProcess {
+pub(super) struct SandboxProcess {
     child: Child,
     url: String,
     jwt: String,
@@ -234,6 +234,16 @@ pub async fn run(args: &BenchArgs) -> Result<Exit> {
     }
     if args.target == BenchTarget::Changes {
         measure_changes(&bench, &mut figures).await?;
+    }
+    if args.target == BenchTarget::History {
+        let db = &bench.opts.db;
+        let mut growth = super::bench_history::Growth::start(db)?;
+        let (client, opts, sandbox) = (&bench.client, &bench.opts, &bench.sandbox);
+        sync_days(client, opts, sandbox, args.days, |day| {
+            growth.record(db, day)
+        })
+        .await?;
+        figures.insert("history", growth.summary()?);
     }
     if wants(&[BenchTarget::Report, BenchTarget::Export, BenchTarget::All]) {
         measure_alerts(&bench, &mut figures).await?;
@@ -504,22 +514,7 @@ async fn time_changes(
     sandbox: &SandboxProcess,
     days: u32,
 ) -> Result<(f64, usize)> {
-    let http = origin::client_for(&sandbox.url).map_err(|e| anyhow!("{e}"))?;
-    for day in 1..=days {
-        http.post(format!("{}/sandbox/advance?days=1", sandbox.url))
-            .header(JWT_HEADER, &sandbox.jwt)
-            .send()
-            .await
-            .and_then(reqwest::Response::error_for_status)
-            .with_context(|| format!("the sandbox did not move to day {day}"))?;
-        let outcome = sync::run(client, opts, None).await?;
-        if outcome.totals.errors > 0 {
-            bail!(
-                "the history sync of day {day} had errors: {}",
-                outcome.summary_line()
-            );
-        }
-    }
+    sync_days(client, opts, sandbox, days, |_| Ok(())).await?;
     let exe = std::env::current_exe().context("cannot find the orgledger executable")?;
     let (mut times, mut rows) = (Vec::with_capacity(CHANGES_RUNS), 0);
     for _ in 0..CHANGES_RUNS {
@@ -547,6 +542,35 @@ async fn time_changes(
     }
     times.sort_by(f64::total_cmp);
     Ok((times[times.len() / 2], rows))
+}
+
+/// Moves the sandbox's world on by a day and syncs, `days` times; `after` sees the
+/// mirror after each day's sync.
+pub(super) async fn sync_days(
+    client: &crate::api::client::Client,
+    opts: &SyncOptions,
+    sandbox: &SandboxProcess,
+    days: u32,
+    mut after: impl FnMut(u32) -> Result<()>,
+) -> Result<()> {
+    let http = origin::client_for(&sandbox.url).map_err(|e| anyhow!("{e}"))?;
+    for day in 1..=days {
+        http.post(format!("{}/sandbox/advance?days=1", sandbox.url))
+            .header(JWT_HEADER, &sandbox.jwt)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .with_context(|| format!("the sandbox did not move to day {day}"))?;
+        let outcome = sync::run(client, opts, None).await?;
+        if outcome.totals.errors > 0 {
+            bail!(
+                "the history sync of day {day} had errors: {}",
+                outcome.summary_line()
+            );
+        }
+        after(day)?;
+    }
+    Ok(())
 }
 
 /// Export runs timed (the median is the figure).

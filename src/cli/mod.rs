@@ -7,6 +7,8 @@ pub mod args;
 pub(crate) mod backup_cmd;
 #[cfg(feature = "sandbox")]
 pub(crate) mod bench_cmd;
+#[cfg(feature = "sandbox")]
+mod bench_history;
 pub(crate) mod changes_cmd;
 pub(crate) mod check_cmd;
 pub(crate) mod completions_cmd;
