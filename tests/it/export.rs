@@ -45,6 +45,8 @@ fn options(db: &Path, out: &Path) -> ExportOptions {
         tables: Vec::new(),
         history: false,
         file_mode: orgledger::file_mode::FileMode::PRIVATE,
+        store: None,
+        since: None,
     }
 }
 
