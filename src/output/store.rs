@@ -114,7 +114,29 @@ fn scrub(text: String) -> String {
 }
 
 fn said(e: &dyn std::error::Error) -> String {
-    scrub(crate::cause::chain(e))
+    scrub(condense(&crate::cause::chain(e)))
+}
+
+/// One line: an XML error body a store sent back becomes its code and message (the
+/// rest of it, request ids and the like, helps no one reading a log line).
+fn condense(text: &str) -> String {
+    let between = |open: &str, close: &str| {
+        let start = text.find(open)? + open.len();
+        let len = text[start..].find(close)?;
+        Some(text[start..start + len].to_string())
+    };
+    let body = ["<?xml", "<Error>"]
+        .iter()
+        .filter_map(|m| text.find(m))
+        .min();
+    let text = match (body, between("<Code>", "</Code>")) {
+        (Some(at), Some(code)) => {
+            let message = between("<Message>", "</Message>").unwrap_or_default();
+            format!("{}{code}: {message}", &text[..at])
+        }
+        _ => text.to_string(),
+    };
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// An open store and the prefix a set goes under.
@@ -507,6 +529,13 @@ mod tests {
             assert!(!scrub(format!("x {secret} y")).contains(&secret));
         }
         assert!(hint("403 Forbidden").contains("AWS_SECRET_ACCESS_KEY"));
+        assert_eq!(
+            condense(
+                "403 Forbidden: <?xml version=\"1.0\"?>\n<Error><Code>InvalidAccessKeyId</Code>\
+                 <Message>No such key.</Message><RequestId>x</RequestId></Error>"
+            ),
+            "403 Forbidden: InvalidAccessKeyId: No such key."
+        );
         assert_eq!(hint("connection refused"), "");
     }
 }
