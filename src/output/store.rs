@@ -273,20 +273,35 @@ impl Store {
         self.runtime.block_on(async {
             let mut bytes = 0;
             let mut pending = tokio::task::JoinSet::new();
-            let mut queue = files.iter();
+            let mut queue = files.iter().peekable();
+            // Small files go up several at a time, a large one alone: memory stays
+            // near FILES_IN_FLIGHT small files or PARTS_IN_FLIGHT parts.
+            let mut large_running = false;
             loop {
-                while pending.len() < FILES_IN_FLIGHT {
-                    let Some((relative, path)) = queue.next() else {
-                        break;
+                while let Some((relative, path)) = queue.peek() {
+                    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+                    let large = size > PART as u64;
+                    let room = if large {
+                        pending.is_empty()
+                    } else {
+                        !large_running && pending.len() < FILES_IN_FLIGHT
                     };
+                    if !room {
+                        break;
+                    }
                     let store = self.inner.clone();
                     let key = self.key(relative);
                     let (path, shown) = (path.clone(), self.shown(relative));
                     pending.spawn(async move { upload(store, key, path, shown).await });
+                    large_running = large;
+                    queue.next();
                 }
                 let Some(done) = pending.join_next().await else {
                     break;
                 };
+                if pending.is_empty() {
+                    large_running = false;
+                }
                 match done {
                     Ok(Ok(n)) => bytes += n,
                     Ok(Err(e)) => {
@@ -520,6 +535,32 @@ mod tests {
         assert_eq!(read("history/x.parquet").as_deref(), Some("kept"));
         assert_eq!(store.read("m.json").expect("read"), Some(b"two".to_vec()));
         assert_eq!(store.read("none.json").expect("read"), None);
+    }
+
+    #[test]
+    fn a_large_file_goes_up_in_parts_whole() {
+        let target = tempfile::tempdir().expect("tempdir");
+        let url = StoreUrl {
+            scheme: Scheme::File,
+            bucket: String::new(),
+            prefix: target
+                .path()
+                .to_string_lossy()
+                .trim_matches('/')
+                .to_string(),
+        };
+        let store = Store::open(&url).expect("open");
+        let staging = tempfile::tempdir().expect("tempdir");
+        // Two and a half parts, no two alike.
+        let big: Vec<u8> = (0..PART * 5 / 2).map(|i| (i % 251) as u8).collect();
+        std::fs::write(staging.path().join("big.parquet"), &big).expect("write");
+        staged(staging.path(), &[("small.csv", "a"), ("m.json", "{}")]);
+        let done = store
+            .publish(staging.path(), "m.json", &[], &[])
+            .expect("publish");
+        assert_eq!(done.uploaded, 3);
+        assert_eq!(done.bytes, big.len() as u64 + 3);
+        assert!(std::fs::read(target.path().join("big.parquet")).expect("read") == big);
     }
 
     #[test]
