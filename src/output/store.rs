@@ -495,19 +495,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_second_set_replaces_the_first_and_other_prefixes_stay() {
-        let target = tempfile::tempdir().expect("tempdir");
+    fn file_store(dir: &Path) -> Store {
         let url = StoreUrl {
             scheme: Scheme::File,
             bucket: String::new(),
-            prefix: target
-                .path()
-                .to_string_lossy()
-                .trim_matches('/')
-                .to_string(),
+            prefix: dir.to_string_lossy().trim_matches('/').to_string(),
         };
-        let store = Store::open(&url).expect("open");
+        Store::open(&url).expect("open")
+    }
+
+    #[test]
+    fn a_second_set_replaces_the_first_and_other_prefixes_stay() {
+        let target = tempfile::tempdir().expect("tempdir");
+        let store = file_store(target.path());
         let one = tempfile::tempdir().expect("tempdir");
         staged(
             one.path(),
@@ -540,16 +540,7 @@ mod tests {
     #[test]
     fn a_large_file_goes_up_in_parts_whole() {
         let target = tempfile::tempdir().expect("tempdir");
-        let url = StoreUrl {
-            scheme: Scheme::File,
-            bucket: String::new(),
-            prefix: target
-                .path()
-                .to_string_lossy()
-                .trim_matches('/')
-                .to_string(),
-        };
-        let store = Store::open(&url).expect("open");
+        let store = file_store(target.path());
         let staging = tempfile::tempdir().expect("tempdir");
         // Two and a half parts, no two alike.
         let big: Vec<u8> = (0..PART * 5 / 2).map(|i| (i % 251) as u8).collect();
