@@ -641,3 +641,45 @@ print(json.dumps(out))
         assert_eq!(counts[table].as_i64(), Some(*n), "{table}: {counts}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_file_over_8_mib_goes_up_in_parts_and_arrives_whole() {
+    let Some(py) = python() else { return };
+    let moto = Moto::start(&py, false).await;
+    moto.create_bucket().await;
+    let (front, endpoint) = Front::start(&moto.endpoint).await;
+    let sb = common::sandbox(Profile::Medium).await;
+    let (dir, db) = common::scratch();
+    orgledger::sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
+        .await
+        .expect("sync");
+    let day = chrono::Utc::now()
+        .date_naive()
+        .format("%Y-%m-%d")
+        .to_string();
+    let mut cmd = orgledger_s3(&db, &endpoint);
+    cmd.current_dir(dir.path()).args([
+        "report",
+        "compute_trends",
+        "--format",
+        "json",
+        "--as-of",
+        &day,
+        "--out",
+        &format!("s3://{BUCKET}/big"),
+    ]);
+    let (code, out, err) = run(cmd).await;
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let prefix = format!("big/{day}");
+    let manifest = moto.manifest(&format!("{prefix}/manifest.json")).await;
+    let size = manifest["files"][0]["bytes"].as_u64().expect("bytes");
+    assert!(size > 8 << 20, "compute_trends.json is {size} bytes");
+    listed_files_are_whole(&moto, &prefix, &manifest).await;
+    let requests = front.requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.starts_with("POST ") && r.contains("compute_trends.json?uploads")),
+        "a multipart upload: {requests:#?}"
+    );
+}
