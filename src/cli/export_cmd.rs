@@ -50,9 +50,9 @@ pub fn run(settings: &Settings, args: &ExportArgs) -> Result<Exit> {
         crate::outln!("{:>9} rows  {}/{}", file.rows, outcome.location, file.file);
     }
     let what = if opts.since.is_some() {
-        "added to the history, up to sync run"
+        "history up to sync run"
     } else {
-        "from sync run"
+        "sync run"
     };
     crate::outln!(
         "{} rows in {} files ({what} {}) in {}, {:.1} s",

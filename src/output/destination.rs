@@ -36,7 +36,8 @@ impl Scheme {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// The scheme as written in a URL.
+    pub fn name(self) -> &'static str {
         match self {
             Scheme::S3 => "s3",
             Scheme::Gcs => "gs",

@@ -170,7 +170,7 @@ impl Store {
         // reqwest is built without a default crypto provider; installing twice is
         // harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let bucket_url = format!("{}://{}", scheme_name(url.scheme), url.bucket);
+        let bucket_url = format!("{}://{}", url.scheme.name(), url.bucket);
         let inner: Arc<dyn ObjectStore> = match url.scheme {
             Scheme::S3 => Arc::new(
                 object_store::aws::AmazonS3Builder::from_env()
@@ -376,15 +376,6 @@ impl Store {
             .strip_prefix(self.prefix.as_ref())
             .unwrap_or(key.as_ref());
         self.shown(relative)
-    }
-}
-
-fn scheme_name(scheme: Scheme) -> &'static str {
-    match scheme {
-        Scheme::S3 => "s3",
-        Scheme::Gcs => "gs",
-        Scheme::Azure => "az",
-        Scheme::File => "file",
     }
 }
 
