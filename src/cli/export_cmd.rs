@@ -74,3 +74,38 @@ pub fn run(settings: &Settings, args: &ExportArgs) -> Result<Exit> {
     }
     Ok(Exit::Ok)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn settings(config: &str) -> Settings {
+        let cli = crate::cli::args::Cli::try_parse_from(["orgledger", "export"]).expect("cli");
+        let mut settings = Settings::from_cli(&cli).expect("settings");
+        settings.config = toml::from_str(config).expect("config");
+        settings
+    }
+
+    #[test]
+    fn config_out_may_be_a_store_and_incremental_continues_after_the_last_run() {
+        let s = settings("[export]\nout = \"s3://bucket/ledger\"\nincremental = true\n");
+        let opts = options(&s, &ExportArgs::default()).expect("options");
+        let url = opts.store.as_ref().map(ToString::to_string);
+        assert_eq!(url.as_deref(), Some("s3://bucket/ledger"));
+        assert_eq!(opts.since, Some(Since::Previous));
+        // The state (or every version) when asked for explicitly.
+        let history = ExportArgs {
+            history: true,
+            ..ExportArgs::default()
+        };
+        let opts = options(&s, &history).expect("options");
+        assert_eq!((opts.since, opts.history), (None, true));
+        let s = settings("[export]\nout = \"ftp://host/x\"\n");
+        let err = options(&s, &ExportArgs::default()).expect_err("unknown scheme");
+        assert!(
+            err.downcast_ref::<crate::cli::UsageError>().is_some(),
+            "{err}"
+        );
+    }
+}
