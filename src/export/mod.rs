@@ -155,7 +155,7 @@ pub fn run(opts: &ExportOptions) -> Result<ExportOutcome, ExportError> {
         Some(_) => url.join(HISTORY_DIR),
     };
     // Opened first: a store that cannot be used fails before the mirror is read.
-    let store = Store::open(&url)?;
+    let store = Store::open(&url, opts.file_mode)?;
     let staging = tempfile::Builder::new()
         .prefix("orgledger-export-")
         .tempdir()

@@ -14,6 +14,7 @@
 //! and never from the URL; error texts are scrubbed of every secret the environment
 //! holds before they are shown.
 
+use crate::file_mode::FileMode;
 use crate::output::destination::{Scheme, StoreUrl};
 use object_store::path::Path as Key;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
@@ -145,6 +146,18 @@ pub struct Store {
     inner: Arc<dyn ObjectStore>,
     prefix: Key,
     runtime: tokio::runtime::Runtime,
+    /// For `file://`: the folder and the mode its files get (a local store writes
+    /// with the process umask, and the files hold personal data).
+    local: Option<(PathBuf, FileMode)>,
+}
+
+/// One file to upload: where it goes, where it is staged, how it is shown, and for
+/// `file://` the path and mode it ends up with.
+struct Object {
+    key: Key,
+    staged: PathBuf,
+    shown: String,
+    local: Option<(PathBuf, FileMode)>,
 }
 
 /// What [`Store::publish`] did.
@@ -159,10 +172,11 @@ pub struct Published {
 }
 
 impl Store {
-    /// Opens the store of `url` with credentials and endpoint from the environment.
-    /// Blocking: it runs its own small runtime, so call it off async threads (the
-    /// commands run the export and the reports on blocking threads).
-    pub fn open(url: &StoreUrl) -> Result<Store, StoreError> {
+    /// Opens the store of `url` with credentials and endpoint from the environment;
+    /// `mode` is that of the files of a `file://` store. Blocking: it runs its own
+    /// small runtime, so call it off async threads (the commands run the export and
+    /// the reports on blocking threads).
+    pub fn open(url: &StoreUrl, mode: FileMode) -> Result<Store, StoreError> {
         let open = |cause: String| StoreError::Open {
             url: url.to_string(),
             cause: scrub(cause),
@@ -195,7 +209,8 @@ impl Store {
             ),
             Scheme::File => {
                 let root = PathBuf::from(format!("/{}", url.prefix));
-                std::fs::create_dir_all(&root).map_err(|e| open(crate::cause::io(&e)))?;
+                mode.create_dir_all(&root)
+                    .map_err(|e| open(crate::cause::io(&e)))?;
                 Arc::new(
                     object_store::local::LocalFileSystem::new_with_prefix(&root)
                         .map_err(|e| open(said(&e)))?,
@@ -210,11 +225,14 @@ impl Store {
             .enable_all()
             .build()
             .map_err(|e| open(format!("cannot start the upload runtime: {e}")))?;
+        let local =
+            (url.scheme == Scheme::File).then(|| (PathBuf::from(format!("/{}", url.prefix)), mode));
         Ok(Store {
             url: url.clone(),
             inner,
             prefix,
             runtime,
+            local,
         })
     }
 
@@ -232,6 +250,18 @@ impl Store {
 
     fn shown(&self, relative: &str) -> String {
         self.url.join(relative).to_string()
+    }
+
+    fn object(&self, relative: &str, staged: &Path) -> Object {
+        Object {
+            key: self.key(relative),
+            staged: staged.to_path_buf(),
+            shown: self.shown(relative),
+            local: self
+                .local
+                .as_ref()
+                .map(|(root, mode)| (root.join(relative), *mode)),
+        }
     }
 
     /// The object `relative` under the prefix; None when there is none.
@@ -289,10 +319,8 @@ impl Store {
                     if !room {
                         break;
                     }
-                    let store = self.inner.clone();
-                    let key = self.key(relative);
-                    let (path, shown) = (path.clone(), self.shown(relative));
-                    pending.spawn(async move { upload(store, key, path, shown).await });
+                    let (store, object) = (self.inner.clone(), self.object(relative, path));
+                    pending.spawn(async move { upload(store, object).await });
                     large_running = large;
                     queue.next();
                 }
@@ -321,9 +349,7 @@ impl Store {
             }
             bytes += upload(
                 self.inner.clone(),
-                self.key(manifest),
-                staging.join(manifest),
-                self.shown(manifest),
+                self.object(manifest, &staging.join(manifest)),
             )
             .await?;
             let mut keep: BTreeSet<Key> = files.iter().map(|(r, _)| self.key(r)).collect();
@@ -382,13 +408,14 @@ impl Store {
 /// Uploads one file: one PUT when small, in parts otherwise (the object appears when
 /// the last part is in; a failed upload is aborted, leaving no object). Returns the
 /// bytes sent.
-async fn upload(
-    store: Arc<dyn ObjectStore>,
-    key: Key,
-    path: PathBuf,
-    shown: String,
-) -> Result<u64, StoreError> {
+async fn upload(store: Arc<dyn ObjectStore>, object: Object) -> Result<u64, StoreError> {
     use tokio::io::AsyncReadExt;
+    let Object {
+        key,
+        staged: path,
+        shown,
+        local,
+    } = object;
     let staged = |cause| StoreError::Staged {
         path: path.clone(),
         cause,
@@ -406,6 +433,7 @@ async fn upload(
             .put(&key, PutPayload::from(body))
             .await
             .map_err(|e| failed(&e))?;
+        restrict(local.as_ref(), &shown)?;
         return Ok(size);
     }
     let upload = store.put_multipart(&key).await.map_err(|e| failed(&e))?;
@@ -429,7 +457,22 @@ async fn upload(
         parts.write(&buf[..n]);
     }
     parts.finish().await.map_err(|e| failed(&e))?;
+    restrict(local.as_ref(), &shown)?;
     Ok(size)
+}
+
+/// Gives a file of a `file://` store its mode.
+fn restrict(local: Option<&(PathBuf, FileMode)>, shown: &str) -> Result<(), StoreError> {
+    use std::os::unix::fs::PermissionsExt;
+    let Some((path, mode)) = local else {
+        return Ok(());
+    };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode.file_bits())).map_err(|e| {
+        StoreError::Upload {
+            url: shown.to_string(),
+            cause: crate::cause::io(&e),
+        }
+    })
 }
 
 /// Fills `buf` from `file` as far as it goes; the bytes read (0 at the end).
@@ -492,7 +535,7 @@ mod tests {
             bucket: String::new(),
             prefix: dir.to_string_lossy().trim_matches('/').to_string(),
         };
-        Store::open(&url).expect("open")
+        Store::open(&url, FileMode::PRIVATE).expect("open")
     }
 
     #[test]
@@ -543,6 +586,9 @@ mod tests {
         assert_eq!(done.uploaded, 3);
         assert_eq!(done.bytes, big.len() as u64 + 3);
         assert!(std::fs::read(target.path().join("big.parquet")).expect("read") == big);
+        use std::os::unix::fs::PermissionsExt;
+        let meta = std::fs::metadata(target.path().join("big.parquet")).expect("meta");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     }
 
     #[test]

@@ -308,7 +308,7 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
     };
     let url = url.join(&day);
     // Opened first: a store that cannot be used fails before any report is built.
-    let store = crate::output::Store::open(&url)?;
+    let store = crate::output::Store::open(&url, opts.file_mode)?;
     let staging = tempfile::Builder::new()
         .prefix("orgledger-reports-")
         .tempdir()
