@@ -66,7 +66,8 @@ pub struct BackupConfig {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExportConfig {
-    /// Export folder.
+    /// Export folder, or an object-store URL (`s3://bucket/prefix`, `gs://`, `az://`,
+    /// `file://`).
     pub out: Option<PathBuf>,
     /// Tables to export (default: all).
     pub tables: Option<Vec<String>>,
@@ -74,6 +75,9 @@ pub struct ExportConfig {
     pub history: Option<bool>,
     /// The daemon exports after each sync that stored data.
     pub after_sync: Option<bool>,
+    /// Add the changes of the runs since the last export to the append-only history
+    /// (`<out>/history/`) instead of exporting the state.
+    pub incremental: Option<bool>,
 }
 
 /// `[daemon]`.
@@ -104,7 +108,7 @@ pub struct ScheduleConfig {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReportConfig {
-    /// Output root.
+    /// Output root, or an object-store URL.
     pub out: Option<PathBuf>,
     /// Formats: "csv", "json", "html", "parquet", "xlsx".
     pub formats: Option<Vec<String>>,

@@ -67,7 +67,7 @@ pub mod export;
 pub mod file_mode;
 pub(crate) mod frame_values;
 pub mod mirror;
-pub(crate) mod output;
+pub mod output;
 pub mod report;
 #[cfg(any(feature = "sandbox", test))]
 pub use orgledger_sandbox as sandbox;

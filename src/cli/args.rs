@@ -262,8 +262,10 @@ pub struct ReportArgs {
     /// Output formats, comma separated [default: csv,json].
     #[arg(long, value_delimiter = ',', value_enum)]
     pub format: Vec<ReportFormat>,
-    /// Output root; files go to <DIR>/<as-of>/ [default: reports].
-    #[arg(long, value_name = "DIR")]
+    /// Output root; files go to <DIR>/<as-of>/ [default: reports]; or an object-store
+    /// URL (s3://bucket/prefix, gs://, az://, file://), credentials from the
+    /// environment.
+    #[arg(long, value_name = "DIR|URL")]
     pub out: Option<PathBuf>,
     /// Queries folder: each custom/*.sql in it is a report of its own [default: ./queries].
     #[arg(long, value_name = "DIR")]
@@ -334,8 +336,8 @@ pub struct DaemonArgs {
     /// Cron expression of the report job [default: "0 30 5 * * *"].
     #[arg(long, value_name = "EXPR")]
     pub report_cron: Option<String>,
-    /// Report output root [default: reports].
-    #[arg(long, value_name = "DIR")]
+    /// Report output root, a folder or an object-store URL [default: reports].
+    #[arg(long, value_name = "DIR|URL")]
     pub out: Option<PathBuf>,
     /// Report formats [default: csv,json,html].
     #[arg(long, value_delimiter = ',', value_enum)]
@@ -356,8 +358,10 @@ pub struct ExportArgs {
     /// File format.
     #[arg(long, value_enum, default_value_t = ExportFormat::Parquet)]
     pub format: ExportFormat,
-    /// Export folder: <DIR>/<table>/, <DIR>/_manifest.json [default: export].
-    #[arg(long, value_name = "DIR")]
+    /// Export folder: <DIR>/<table>/, <DIR>/_manifest.json [default: export]; or an
+    /// object-store URL (s3://bucket/prefix, gs://, az://, file://), credentials from
+    /// the environment.
+    #[arg(long, value_name = "DIR|URL")]
     pub out: Option<PathBuf>,
     /// The state at the end of this day (UTC) [default: everything the mirror holds now].
     #[arg(long, value_name = "YYYY-MM-DD", value_parser = calendar_day)]
@@ -368,11 +372,32 @@ pub struct ExportArgs {
     /// Every version of every row, with valid_from, valid_to and removed_at.
     #[arg(long)]
     pub history: bool,
+    /// Add the changes of the sync runs after run N to the append-only history
+    /// dataset <DIR>/history/ (partitioned by day of change) instead of exporting the
+    /// state; `run:last` continues after the run its manifest records.
+    #[arg(long, value_name = "run:N", value_parser = since_run, conflicts_with_all = ["as_of", "history"])]
+    pub since: Option<crate::export::Since>,
     /// Mode of the files written, for a team that shares the folder: 0640 lets the
     /// group read them (folders created get search too: 0750) [default: 0600, or
     /// file_mode in the config file].
     #[arg(long, value_name = "MODE")]
     pub file_mode: Option<crate::file_mode::FileMode>,
+}
+
+/// `run:N` (after sync run N) or `run:last` (after the run the destination's
+/// incremental manifest records).
+fn since_run(text: &str) -> Result<crate::export::Since, String> {
+    let run = text
+        .strip_prefix("run:")
+        .ok_or_else(|| format!("{text:?} is not run:N (such as run:41) or run:last"))?;
+    if run == "last" {
+        return Ok(crate::export::Since::Previous);
+    }
+    run.parse::<i64>()
+        .ok()
+        .filter(|n| *n >= 0)
+        .map(crate::export::Since::Run)
+        .ok_or_else(|| format!("{run:?} is not a sync run number; write run:N, such as run:41"))
 }
 
 /// Export file format.

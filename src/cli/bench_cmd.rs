@@ -421,6 +421,7 @@ async fn time_reports(
             redact_pii: false,
             thresholds: Thresholds::default(),
             file_mode: crate::file_mode::FileMode::PRIVATE,
+            store: None,
         };
         let started = Instant::now();
         let outcome = tokio::task::spawn_blocking(move || report::run(&opts)).await??;
@@ -602,6 +603,8 @@ async fn time_export(db: &std::path::Path, out: &std::path::Path) -> Result<Expo
         tables: Vec::new(),
         history: false,
         file_mode: crate::file_mode::FileMode::PRIVATE,
+        store: None,
+        since: None,
     };
     let mut figures = ExportFigures {
         times: Vec::with_capacity(EXPORT_RUNS),

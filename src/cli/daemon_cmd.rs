@@ -79,12 +79,11 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
         &[Format::Csv, Format::Json, Format::Html],
     )?;
     let listen = listen_address(settings, args)?;
-    let export = settings
-        .config
-        .export
-        .after_sync
-        .unwrap_or(false)
-        .then(|| export_cmd::options(settings, &ExportArgs::default()));
+    let export = if settings.config.export.after_sync.unwrap_or(false) {
+        Some(export_cmd::options(settings, &ExportArgs::default())?)
+    } else {
+        None
+    };
     let backup = backup_options(settings)?;
     // Checked (secret file included) at start, so a mistake stops the daemon now
     // rather than failing every night.

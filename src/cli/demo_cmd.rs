@@ -108,6 +108,7 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         redact_pii: false,
         thresholds: Thresholds::default(),
         file_mode: FileMode::PRIVATE,
+        store: None,
     };
     let outcome = tokio::task::spawn_blocking(move || report::run(&report_opts)).await??;
     crate::outln!("{}", report::summary(&outcome));

@@ -15,6 +15,7 @@ pub(crate) mod completions_cmd;
 pub(crate) mod daemon_cmd;
 #[cfg(feature = "sandbox")]
 pub(crate) mod demo_cmd;
+pub(crate) mod dest;
 pub(crate) mod export_cmd;
 pub mod logging;
 pub(crate) mod man_cmd;

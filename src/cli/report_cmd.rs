@@ -43,6 +43,12 @@ pub fn formats(
 /// Report options from flags and config.
 pub fn options(settings: &Settings, args: &ReportArgs) -> Result<ReportOptions> {
     let cfg = &settings.config.report;
+    let out = args
+        .out
+        .clone()
+        .or_else(|| cfg.out.clone())
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_OUT));
+    let (out_root, store) = crate::cli::dest::split(out)?;
     Ok(ReportOptions {
         db: settings.db.clone(),
         names: args.names.clone(),
@@ -54,11 +60,8 @@ pub fn options(settings: &Settings, args: &ReportArgs) -> Result<ReportOptions> 
             cfg.formats.as_ref(),
             &[Format::Csv, Format::Json],
         )?,
-        out_root: args
-            .out
-            .clone()
-            .or_else(|| cfg.out.clone())
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_OUT)),
+        out_root,
+        store,
         queries_dir: args.queries.clone().or_else(|| cfg.queries.clone()),
         redact_pii: args.redact_pii || cfg.redact_pii.unwrap_or(false),
         thresholds: Thresholds::default(),
@@ -76,15 +79,20 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
         cpu_seconds = crate::cli::bench_cmd::cpu_seconds(),
         "report process resources"
     );
+    // Paths under the location the user asked for (a store's files were staged).
+    let shown = |path: &std::path::Path| {
+        let relative = path.strip_prefix(&outcome.dir).unwrap_or(path);
+        format!("{}/{}", outcome.location, relative.display())
+    };
     for file in &outcome.files {
-        crate::outln!("{:>8} rows  {}", file.rows, file.path.display());
+        crate::outln!("{:>8} rows  {}", file.rows, shown(&file.path));
     }
     if let Some(first) = outcome.pages.first() {
         let folder = first.path.parent().unwrap_or(&outcome.dir);
         crate::outln!(
             "{:>8} pages {} (one per organization)",
             outcome.pages.len(),
-            folder.display()
+            shown(folder)
         );
     }
     crate::outln!(
@@ -93,8 +101,16 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
         outcome
             .run_id
             .map_or("none".to_string(), |id| id.to_string()),
-        outcome.dir.display()
+        outcome.location
     );
+    if let Some(published) = &outcome.published {
+        crate::outln!(
+            "uploaded {} objects ({} bytes), manifest last; {} stale objects deleted",
+            published.uploaded,
+            published.bytes,
+            published.deleted
+        );
+    }
     Ok(Exit::Ok)
 }
 

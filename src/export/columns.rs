@@ -32,6 +32,56 @@ const VERSIONS: &[Column] = &[
     },
 ];
 
+/// Bookkeeping columns of a change of the incremental history (`--since`): the
+/// version's validity as of the export, the sync run of the change, whether the
+/// change made the version or removed it, and when.
+const CHANGES: &[Column] = &[
+    Column {
+        name: "valid_from",
+        ty: Ty::Time,
+    },
+    Column {
+        name: "valid_to",
+        ty: Ty::Time,
+    },
+    Column {
+        name: "removed_at",
+        ty: Ty::Time,
+    },
+    Column {
+        name: "run_id",
+        ty: Ty::Int,
+    },
+    Column {
+        name: "change",
+        ty: Ty::Text,
+    },
+    Column {
+        name: "changed_at",
+        ty: Ty::Time,
+    },
+];
+
+/// The partition key of the incremental history: the UTC day of `changed_at`.
+pub const CHANGED_ON: &str = "changed_on";
+
+/// What rows a plan reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rows {
+    /// The state as of the date (the view `<table>`).
+    Current,
+    /// Every version (the view `<table>_versions`).
+    History,
+    /// The versions made and removed by the sync runs observed in `(after, upto]`
+    /// (timestamps of `sync_runs.observed_at`), read from `<table>_versions`.
+    Changes {
+        /// Exclusive lower bound ("" for the beginning).
+        after: String,
+        /// Inclusive upper bound.
+        upto: String,
+    },
+}
+
 /// Tables written as Hive-style partitions: the table, the text column whose first
 /// seven characters (`YYYY-MM`) name the partition, and the partition key.
 const PARTITIONED: &[(&str, &str, &str)] = &[("daily_metrics", "day", "month")];
@@ -42,10 +92,11 @@ pub struct TablePlan {
     pub spec: &'static TableSpec,
     /// Its columns in file order: key, data, then bookkeeping.
     pub columns: Vec<Column>,
-    /// Partitioning: (index of the column read, partition key name).
-    pub partition: Option<(usize, &'static str)>,
-    /// Every version (`--history`) rather than the state as of the date.
-    pub history: bool,
+    /// Partitioning: (index of the column read, partition key name, characters of
+    /// the value that name the partition: 7 for `YYYY-MM`, 10 for `YYYY-MM-DD`).
+    pub partition: Option<(usize, &'static str, usize)>,
+    /// The rows read.
+    pub rows: Rows,
 }
 
 impl TablePlan {
@@ -60,29 +111,73 @@ impl TablePlan {
                 columns
                     .iter()
                     .position(|c| c.name == *column)
-                    .map(|i| (i, *key))
+                    .map(|i| (i, *key, 7))
             });
         TablePlan {
             spec,
             columns,
             partition,
-            history,
+            rows: if history {
+                Rows::History
+            } else {
+                Rows::Current
+            },
+        }
+    }
+
+    /// The plan of the incremental history: the changes of the runs in `rows`
+    /// (a [`Rows::Changes`]), partitioned by the day of the change.
+    pub fn changes(spec: &'static TableSpec, rows: Rows) -> Self {
+        let columns: Vec<Column> = spec.all_columns().chain(CHANGES).copied().collect();
+        TablePlan {
+            spec,
+            partition: Some((columns.len() - 1, CHANGED_ON, 10)),
+            columns,
+            rows,
         }
     }
 
     /// The SELECT over the as-of view (installed on the connection).
     pub fn sql(&self) -> String {
-        let cols: Vec<String> = self
-            .columns
-            .iter()
-            .map(|c| format!("\"{}\"", c.name))
-            .collect();
-        let view = if self.history { "_versions" } else { "" };
-        format!(
-            "SELECT {} FROM temp.{}{view}",
-            cols.join(", "),
-            self.spec.name
-        )
+        let quoted = |c: &Column| format!("\"{}\"", c.name);
+        let name = self.spec.name;
+        match &self.rows {
+            Rows::Current | Rows::History => {
+                let cols: Vec<String> = self.columns.iter().map(quoted).collect();
+                let view = if self.rows == Rows::History {
+                    "_versions"
+                } else {
+                    ""
+                };
+                format!("SELECT {} FROM temp.{name}{view}", cols.join(", "))
+            }
+            Rows::Changes { after, upto } => {
+                let (after, upto) = (literal(after), literal(upto));
+                let data: Vec<String> = self.spec.all_columns().map(quoted).collect();
+                let data = data.join(", ");
+                // Validity as the runs up to `upto` left it: a later (unfinished)
+                // run's end of a version is not part of this increment.
+                let validity = format!(
+                    "valid_from, \
+                     CASE WHEN valid_to <= {upto} THEN valid_to END AS valid_to, \
+                     CASE WHEN removed_at <= {upto} THEN removed_at END AS removed_at"
+                );
+                // The views carry no run: every validity timestamp is the
+                // `observed_at` of the run that wrote it.
+                format!(
+                    "SELECT {data}, valid_from, valid_to, removed_at, \
+                       (SELECT max(r.id) FROM main.sync_runs r WHERE r.observed_at = c.changed_at) AS run_id, \
+                       change, changed_at \
+                     FROM ( \
+                       SELECT {data}, {validity}, 'version' AS change, valid_from AS changed_at \
+                         FROM temp.{name}_versions WHERE valid_from > {after} AND valid_from <= {upto} \
+                       UNION ALL \
+                       SELECT {data}, {validity}, 'removed' AS change, removed_at AS changed_at \
+                         FROM temp.{name}_versions WHERE removed_at > {after} AND removed_at <= {upto} \
+                     ) AS c"
+                )
+            }
+        }
     }
 
     /// The polars schema of the files.
@@ -92,6 +187,11 @@ impl TablePlan {
             .map(|c| Field::new(c.name.into(), dtype(c.ty)))
             .collect()
     }
+}
+
+/// A SQL text literal.
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
 }
 
 /// The Parquet-side type of a mirror column: integers Int64, booleans Boolean,
@@ -116,7 +216,7 @@ mod tests {
     #[test]
     fn daily_metrics_are_partitioned_by_the_month_of_their_day() {
         let plan = TablePlan::new(&DAILY_METRICS, false);
-        let (index, key) = plan.partition.expect("partitioned");
+        let (index, key, _) = plan.partition.expect("partitioned");
         assert_eq!(plan.columns[index].name, "day");
         assert_eq!(key, "month");
         assert!(TablePlan::new(&ORGANIZATIONS, false).partition.is_none());

@@ -12,6 +12,27 @@ pub enum ExportError {
     /// The as-of date is one the mirror cannot answer for.
     #[error(transparent)]
     Coverage(#[from] crate::mirror::coverage::CoverageError),
+    /// Publishing to an object store failed.
+    #[error(transparent)]
+    Store(#[from] crate::output::StoreError),
+    /// `--since run:N` names a run the mirror does not have.
+    #[error("the mirror {} has no sync run {run}; `orgledger status` lists the runs", .db.display())]
+    UnknownRun {
+        /// The mirror file.
+        db: PathBuf,
+        /// The run asked for.
+        run: i64,
+    },
+    /// The manifest of the incremental history cannot be read.
+    #[error(
+        "cannot read the manifest {shown} of the incremental history: {why}; remove it to start the history anew"
+    )]
+    Manifest {
+        /// The file or object.
+        shown: String,
+        /// What is wrong.
+        why: String,
+    },
     /// A table name that is not a mirror table.
     #[error("unknown table {name:?}; valid tables: {valid}")]
     UnknownTable {

@@ -10,16 +10,23 @@
 //! mirror. `_manifest.json` is written last and names every file with its rows and
 //! SHA-256; files of an earlier export that this one did not write are removed, so
 //! the folder always holds exactly one export.
+//!
+//! With `since`, the export adds the changes of the sync runs after a given one to
+//! an append-only dataset under `<out>/history/` instead ([`incremental`]). With a
+//! `store`, either set is written to a staging folder and published to the object
+//! store, manifest last (`output::store`).
 
 mod chunk;
 mod columns;
 mod error;
+mod incremental;
 
 pub use error::ExportError;
 
 use crate::mirror::asof;
 use crate::mirror::spec::{TABLES, TableSpec};
 use crate::output::parquet::{self, Finished, Part, PartError};
+use crate::output::{Published, Store, StoreUrl};
 use chrono::NaiveDate;
 use chunk::{Chunk, RowError};
 use columns::TablePlan;
@@ -42,7 +49,27 @@ pub struct ExportOptions {
     pub history: bool,
     /// The mode of the files written and of the folders created for them.
     pub file_mode: crate::file_mode::FileMode,
+    /// An object store to publish to; `out` is then not used.
+    pub store: Option<StoreUrl>,
+    /// Add the changes of the sync runs after this one to the incremental history
+    /// (`<out>/history/`) instead of exporting the state.
+    pub since: Option<Since>,
 }
+
+/// Where an incremental export starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since {
+    /// After this sync run.
+    Run(i64),
+    /// After the last run the destination's incremental manifest records (from the
+    /// beginning when there is none).
+    Previous,
+}
+
+/// The folder (or prefix) of the incremental history under the export's.
+pub const HISTORY_DIR: &str = "history";
+/// The manifest of an export set.
+pub const MANIFEST: &str = "_manifest.json";
 
 /// One file written.
 #[derive(Debug, Clone)]
@@ -62,14 +89,33 @@ pub struct ExportedFile {
 /// What an export produced.
 #[derive(Debug)]
 pub struct ExportOutcome {
-    /// The export folder.
+    /// The folder written: the export folder, or for a store the staging folder
+    /// (removed once published).
     pub dir: PathBuf,
+    /// Where the set is, as shown to the user: the folder, or the store URL.
+    pub location: String,
+    /// What was uploaded, for a store.
+    pub published: Option<Published>,
     /// The Parquet files, table by table.
     pub files: Vec<ExportedFile>,
     /// `_manifest.json`.
     pub manifest: PathBuf,
-    /// The sync run the data came from (the latest finished run before the cut-off).
+    /// The sync run the data came from (the latest finished run before the cut-off;
+    /// for an incremental export, the last run it includes).
     pub run_id: Option<i64>,
+}
+
+impl ExportedFile {
+    /// Its entry in a manifest.
+    fn entry(&self) -> serde_json::Value {
+        serde_json::json!({
+            "table": self.table,
+            "file": self.file,
+            "rows": self.rows,
+            "bytes": self.bytes,
+            "sha256": self.sha256,
+        })
+    }
 }
 
 impl ExportOutcome {
@@ -94,6 +140,47 @@ const LATEST: NaiveDate = NaiveDate::from_ymd_opt(9999, 12, 30).expect("valid da
 
 /// Exports the mirror; see [`ExportOptions`].
 pub fn run(opts: &ExportOptions) -> Result<ExportOutcome, ExportError> {
+    let Some(url) = &opts.store else {
+        return match opts.since {
+            None => write_state(opts, &opts.out),
+            Some(since) => {
+                let root = opts.out.join(HISTORY_DIR);
+                let previous = incremental::read_local(&root)?;
+                incremental::write(opts, &root, since, previous.as_ref())
+            }
+        };
+    };
+    let url = match opts.since {
+        None => url.clone(),
+        Some(_) => url.join(HISTORY_DIR),
+    };
+    // Opened first: a store that cannot be used fails before the mirror is read.
+    let store = Store::open(&url, opts.file_mode)?;
+    let staging = tempfile::Builder::new()
+        .prefix("orgledger-export-")
+        .tempdir()
+        .map_err(|cause| ExportError::Io {
+            path: std::env::temp_dir(),
+            cause,
+        })?;
+    let (mut outcome, listed) = match opts.since {
+        None => (write_state(opts, staging.path())?, Vec::new()),
+        Some(since) => {
+            let previous = incremental::read_store(&store)?;
+            let outcome = incremental::write(opts, staging.path(), since, previous.as_ref())?;
+            (outcome, incremental::files_of(previous.as_ref()))
+        }
+    };
+    // Every table's folder: the prefix holds exactly the set the manifest lists (an
+    // export of fewer tables leaves no older files of the others behind).
+    let sweep: Vec<String> = table_names().into_iter().map(str::to_string).collect();
+    outcome.published = Some(store.publish(staging.path(), MANIFEST, &sweep, &listed)?);
+    outcome.location = url.to_string();
+    Ok(outcome)
+}
+
+/// Exports the state (or every version) into `out`; see [`ExportOptions`].
+fn write_state(opts: &ExportOptions, out: &Path) -> Result<ExportOutcome, ExportError> {
     let specs = select(&opts.tables)?;
     let conn = crate::mirror::open_ro(&opts.db)?;
     if let Some(day) = opts.as_of {
@@ -107,36 +194,38 @@ pub fn run(opts: &ExportOptions) -> Result<ExportOutcome, ExportError> {
     asof::install(&conn, opts.as_of.unwrap_or(LATEST)).map_err(read_err("(as-of views)"))?;
     let run = crate::mirror::runs::latest_before(&conn, &cutoff)?;
     opts.file_mode
-        .create_dir_all(&opts.out)
+        .create_dir_all(out)
         .map_err(|cause| ExportError::Io {
-            path: opts.out.clone(),
+            path: out.to_path_buf(),
             cause,
         })?;
     let mut files = Vec::new();
     let mut tables = Vec::new();
     for spec in specs {
         let plan = TablePlan::new(spec, opts.history);
-        let written = export_table(&conn, opts, &plan)?;
+        let written = export_table(&conn, opts, &plan, &out.join(spec.name), "part-0")?;
         let rows: usize = written.iter().map(|f| f.rows).sum();
         tables.push(serde_json::json!({
             "table": spec.name,
             "rows": rows,
             "files": written.len(),
-            "partitioned_by": plan.partition.map(|(_, key)| key),
+            "partitioned_by": plan.partition.map(|(_, key, _)| key),
         }));
         for f in written {
             files.push(ExportedFile {
                 table: spec.name,
-                file: relative(&opts.out, &f.path),
+                file: relative(out, &f.path),
                 rows: f.rows,
                 bytes: f.bytes,
                 sha256: f.sha256,
             });
         }
     }
-    let manifest = write_manifest(opts, &cutoff, run.as_ref(), &tables, &files)?;
+    let manifest = write_manifest(opts, out, &cutoff, run.as_ref(), &tables, &files)?;
     Ok(ExportOutcome {
-        dir: opts.out.clone(),
+        dir: out.to_path_buf(),
+        location: out.display().to_string(),
+        published: None,
         files,
         manifest,
         run_id: run.map(|(id, _)| id),
@@ -165,6 +254,8 @@ fn select(names: &[String]) -> Result<Vec<&'static TableSpec>, ExportError> {
 struct TableWriter<'a> {
     plan: &'a TablePlan,
     dir: PathBuf,
+    /// The name of each file, without `.parquet`.
+    stem: &'a str,
     mode: crate::file_mode::FileMode,
     schema: polars::prelude::Schema,
     chunks: BTreeMap<String, Chunk>,
@@ -174,12 +265,10 @@ struct TableWriter<'a> {
 
 impl TableWriter<'_> {
     fn path(&self, partition: &str) -> PathBuf {
+        let file = format!("{}.parquet", self.stem);
         match self.plan.partition {
-            Some((_, key)) => self
-                .dir
-                .join(format!("{key}={partition}"))
-                .join("part-0.parquet"),
-            None => self.dir.join("part-0.parquet"),
+            Some((_, key, _)) => self.dir.join(format!("{key}={partition}")).join(file),
+            None => self.dir.join(file),
         }
     }
 
@@ -241,7 +330,13 @@ impl TableWriter<'_> {
             .into_values()
             .map(|p| p.finish().map_err(part_error))
             .collect::<Result<Vec<_>, _>>()?;
-        prune(&self.dir, &finished)?;
+        // The incremental history only ever adds files.
+        if matches!(
+            self.plan.rows,
+            columns::Rows::Current | columns::Rows::History
+        ) {
+            prune(&self.dir, &finished)?;
+        }
         Ok(finished)
     }
 }
@@ -253,11 +348,13 @@ fn part_error(e: PartError) -> ExportError {
     }
 }
 
-/// Reads one table and writes its files.
+/// Reads one table and writes its files into `dir`, each named `<stem>.parquet`.
 fn export_table(
     conn: &Connection,
     opts: &ExportOptions,
     plan: &TablePlan,
+    dir: &Path,
+    stem: &str,
 ) -> Result<Vec<Finished>, ExportError> {
     let table = plan.spec.name;
     let read = |cause| ExportError::Read {
@@ -268,7 +365,8 @@ fn export_table(
     let started = std::time::Instant::now();
     let mut writer = TableWriter {
         plan,
-        dir: opts.out.join(table),
+        dir: dir.to_path_buf(),
+        stem,
         mode: opts.file_mode,
         schema: plan.schema(),
         chunks: BTreeMap::new(),
@@ -279,9 +377,9 @@ fn export_table(
     let mut rows = stmt.raw_query();
     while let Some(row) = rows.next().map_err(read)? {
         let pushed = match plan.partition {
-            Some((i, _)) => {
+            Some((i, _, len)) => {
                 let value = row.get_ref(i).map_err(read)?;
-                writer.push(month_of(value), row)
+                writer.push(period_of(value, len), row)
             }
             None => writer.push("", row),
         };
@@ -301,17 +399,22 @@ fn export_table(
     Ok(finished)
 }
 
-/// The `YYYY-MM` of a day text; Hive's name for "no value" otherwise.
-fn month_of(value: rusqlite::types::ValueRef<'_>) -> &str {
+/// The `YYYY-MM` (`len` 7) or `YYYY-MM-DD` (10) of a day or timestamp text; Hive's
+/// name for "no value" otherwise.
+fn period_of(value: rusqlite::types::ValueRef<'_>, len: usize) -> &str {
     const UNKNOWN: &str = "__HIVE_DEFAULT_PARTITION__";
+    let date_like = |t: &[u8]| {
+        t.iter().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                *b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        })
+    };
     match value {
-        rusqlite::types::ValueRef::Text(t)
-            if t.len() >= 7
-                && t[..4].iter().all(u8::is_ascii_digit)
-                && t[4] == b'-'
-                && t[5..7].iter().all(u8::is_ascii_digit) =>
-        {
-            std::str::from_utf8(&t[..7]).unwrap_or(UNKNOWN)
+        rusqlite::types::ValueRef::Text(t) if t.len() >= len && date_like(&t[..len]) => {
+            std::str::from_utf8(&t[..len]).unwrap_or(UNKNOWN)
         }
         _ => UNKNOWN,
     }
@@ -370,24 +473,14 @@ fn relative(root: &Path, path: &Path) -> String {
 
 fn write_manifest(
     opts: &ExportOptions,
+    out: &Path,
     cutoff: &str,
     run: Option<&(i64, String)>,
     tables: &[serde_json::Value],
     files: &[ExportedFile],
 ) -> Result<PathBuf, ExportError> {
-    let path = opts.out.join("_manifest.json");
-    let entries: Vec<serde_json::Value> = files
-        .iter()
-        .map(|f| {
-            serde_json::json!({
-                "table": f.table,
-                "file": f.file,
-                "rows": f.rows,
-                "bytes": f.bytes,
-                "sha256": f.sha256,
-            })
-        })
-        .collect();
+    let path = out.join(MANIFEST);
+    let entries: Vec<serde_json::Value> = files.iter().map(ExportedFile::entry).collect();
     let manifest = serde_json::json!({
         "format": "parquet",
         "as_of": opts.as_of.map(|d| d.format("%Y-%m-%d").to_string()),
@@ -426,10 +519,14 @@ mod tests {
     #[test]
     fn months_come_from_day_texts() {
         use rusqlite::types::ValueRef;
-        assert_eq!(month_of(ValueRef::Text(b"2026-11-30")), "2026-11");
-        assert_eq!(month_of(ValueRef::Null), "__HIVE_DEFAULT_PARTITION__");
+        assert_eq!(period_of(ValueRef::Text(b"2026-11-30"), 7), "2026-11");
         assert_eq!(
-            month_of(ValueRef::Text(b"11/30/2026")),
+            period_of(ValueRef::Text(b"2026-11-30T05:00:00.000Z"), 10),
+            "2026-11-30"
+        );
+        assert_eq!(period_of(ValueRef::Null, 7), "__HIVE_DEFAULT_PARTITION__");
+        assert_eq!(
+            period_of(ValueRef::Text(b"11/30/2026"), 7),
             "__HIVE_DEFAULT_PARTITION__"
         );
     }

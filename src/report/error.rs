@@ -41,6 +41,9 @@ impl std::fmt::Display for SqlSite {
 /// What can go wrong building or writing reports.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
+    /// Publishing to an object store failed.
+    #[error(transparent)]
+    Store(#[from] crate::output::StoreError),
     /// The mirror could not be opened (missing, outdated, unreadable); the inner
     /// error names the file.
     #[error(transparent)]

@@ -159,6 +159,9 @@ pub struct ReportOptions {
     pub thresholds: Thresholds,
     /// The mode of the files written and of the folders created for them.
     pub file_mode: FileMode,
+    /// An object store to publish to: files go to `<store>/<as_of>/`, and
+    /// `out_root` is not used.
+    pub store: Option<crate::output::StoreUrl>,
 }
 
 impl ReportOptions {
@@ -174,6 +177,7 @@ impl ReportOptions {
             redact_pii: false,
             thresholds: Thresholds::default(),
             file_mode: FileMode::PRIVATE,
+            store: None,
         }
     }
 }
@@ -198,8 +202,12 @@ pub struct WrittenFile {
 /// What a run produced.
 #[derive(Debug)]
 pub struct ReportOutcome {
-    /// `out_root/<as_of>`.
+    /// `out_root/<as_of>`; for a store, the staging folder (removed once published).
     pub dir: PathBuf,
+    /// Where the reports are, as shown to the user: the folder, or the store URL.
+    pub location: String,
+    /// What was uploaded, for a store.
+    pub published: Option<crate::output::Published>,
     /// The as-of date.
     pub as_of: NaiveDate,
     /// The sync run the data came from (the latest finished run observed before the
@@ -294,6 +302,32 @@ struct Job {
 
 /// Builds the reports and writes their files; see [`ReportOptions`].
 pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
+    let day = opts.as_of.format("%Y-%m-%d").to_string();
+    let Some(url) = &opts.store else {
+        return write_into(opts, &opts.out_root.join(day));
+    };
+    let url = url.join(&day);
+    // Opened first: a store that cannot be used fails before any report is built.
+    let store = crate::output::Store::open(&url, opts.file_mode)?;
+    let staging = tempfile::Builder::new()
+        .prefix("orgledger-reports-")
+        .tempdir()
+        .map_err(|cause| ReportError::Io {
+            path: std::env::temp_dir(),
+            cause,
+        })?;
+    let mut outcome = write_into(opts, staging.path())?;
+    // The day's prefix belongs to the run: everything the new manifest does not list
+    // goes once it is in place.
+    outcome.published =
+        Some(store.publish(staging.path(), "manifest.json", &[String::new()], &[])?);
+    outcome.location = url.to_string();
+    Ok(outcome)
+}
+
+/// Builds the reports and writes them into `dir`; see [`run`].
+fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportError> {
+    let dir = dir.to_path_buf();
     let jobs = plan(opts, queries_dir(opts).as_deref())?;
     let (formats, per_run) = output_formats(&opts.formats);
 
@@ -306,9 +340,6 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
             cause: Box::new(source),
         })?;
 
-    let dir = opts
-        .out_root
-        .join(opts.as_of.format("%Y-%m-%d").to_string());
     opts.file_mode
         .create_dir_all(&dir)
         .map_err(|source| ReportError::Io {
@@ -357,6 +388,8 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
     let listed: Vec<WrittenFile> = files.iter().chain(&pages).cloned().collect();
     let manifest = write::write_manifest(&dir, &head, &listed, opts.file_mode)?;
     Ok(ReportOutcome {
+        location: dir.display().to_string(),
+        published: None,
         dir,
         as_of: opts.as_of,
         run_id: run.as_ref().map(|(id, _)| *id),

@@ -233,7 +233,7 @@ async fn after_sync(s: &Shared, outcome: &sync::SyncOutcome) {
         match done {
             Ok(Ok(outcome)) => {
                 metrics::export_finished(true);
-                tracing::info!(dir = %outcome.dir.display(), files = outcome.files.len(), rows = outcome.rows(), "mirror exported")
+                tracing::info!(to = %outcome.location, files = outcome.files.len(), rows = outcome.rows(), "mirror exported")
             }
             Ok(Err(e)) => {
                 metrics::export_finished(false);
@@ -309,7 +309,9 @@ async fn report_tick(s: &Shared) {
     let started = std::time::Instant::now();
     let result = tokio::task::spawn_blocking(move || {
         let outcome = report::run(&opts);
-        if let (Ok(_), Some(keep)) = (&outcome, retention_days) {
+        // Retention removes local day folders; a store's are left to its lifecycle rules.
+        let local = opts.store.is_none();
+        if let (Ok(_), Some(keep), true) = (&outcome, retention_days, local) {
             match retention::prune(&out, opts.as_of, keep) {
                 Ok(removed) if !removed.is_empty() => {
                     tracing::info!(?removed, "old report folders deleted")
@@ -324,7 +326,7 @@ async fn report_tick(s: &Shared) {
     metrics::report_finished(matches!(result, Ok(Ok(_))), started.elapsed());
     match result {
         Ok(Ok(outcome)) => {
-            tracing::info!(dir = %outcome.dir.display(), files = outcome.files.len(), "reports written");
+            tracing::info!(to = %outcome.location, files = outcome.files.len(), "reports written");
             if let Some(alerts) = &s.cfg.alerts {
                 send_alerts(alerts, outcome).await;
             }

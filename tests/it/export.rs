@@ -45,6 +45,8 @@ fn options(db: &Path, out: &Path) -> ExportOptions {
         tables: Vec::new(),
         history: false,
         file_mode: orgledger::file_mode::FileMode::PRIVATE,
+        store: None,
+        since: None,
     }
 }
 
@@ -386,4 +388,99 @@ async fn report_parquet_files_hold_the_rows_of_the_json_files() {
     }
     let manifest = std::fs::read_to_string(day.join("manifest.json")).expect("manifest");
     assert!(manifest.contains("\"format\": \"parquet\""), "{manifest}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incremental_history_in_a_folder_only_adds_files_each_run() {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (dir, db) = common::scratch();
+    let client = common::admin(&sb);
+    let sync = common::sync_opts(&sb, &db);
+    let first = orgledger::sync::run(&client, &sync, None)
+        .await
+        .expect("first sync");
+    let out = dir.path().join("export");
+    let export = || {
+        let mut opts = options(&db, &out);
+        opts.since = Some(export::Since::Previous);
+        tokio::task::spawn_blocking(move || export::run(&opts))
+    };
+    let manifest = |out: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(out.join("history/_manifest.json")).expect("read"))
+            .expect("JSON")
+    };
+    let one = export().await.expect("thread").expect("first increment");
+    assert_eq!(one.run_id, Some(first.run_id));
+    assert!(!one.files.is_empty());
+    assert!(!out.join("organizations").exists(), "no state export");
+    let first_files: Vec<(PathBuf, Vec<u8>)> = parquet_files(&out.join("history"))
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).expect("read");
+            (p, bytes)
+        })
+        .collect();
+    // Every row is a change of the first run, filed under the day it was made.
+    for (path, _) in &first_files {
+        let day = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("changed_on="))
+            .unwrap_or_else(|| panic!("{} is not in a changed_on= folder", path.display()))
+            .to_string();
+        let df = read_parquet(path);
+        let runs = df
+            .column("run_id")
+            .expect("run_id")
+            .i64()
+            .expect("ints")
+            .clone();
+        assert!(
+            runs.iter().all(|r| r == Some(first.run_id)),
+            "{}",
+            path.display()
+        );
+        let at = df
+            .column("changed_at")
+            .expect("changed_at")
+            .get(0)
+            .expect("cell");
+        let AnyValue::Datetime(ms, TimeUnit::Milliseconds, _) = at else {
+            panic!("changed_at is {at:?}")
+        };
+        let when = chrono::DateTime::from_timestamp_millis(ms).expect("instant");
+        assert_eq!(when.format("%Y-%m-%d").to_string(), day);
+    }
+
+    // A run with nothing new adds nothing; a new sync's changes come as new files.
+    let again = export().await.expect("thread").expect("nothing new");
+    assert!(again.files.is_empty());
+    assert_eq!(manifest(&out)["last_run"].as_i64(), Some(first.run_id));
+    assert_eq!(
+        common::admin_post(&sb, "/sandbox/advance?days=2").await,
+        200
+    );
+    let second = orgledger::sync::run(&client, &sync, None)
+        .await
+        .expect("second sync");
+    let two = export().await.expect("thread").expect("second increment");
+    assert_eq!(two.run_id, Some(second.run_id));
+    assert!(!two.files.is_empty());
+    assert!(
+        two.files
+            .iter()
+            .all(|f| f.file.ends_with(&format!("run-{}.parquet", second.run_id)))
+    );
+    for (path, bytes) in &first_files {
+        assert_eq!(
+            &std::fs::read(path).expect("kept"),
+            bytes,
+            "{}",
+            path.display()
+        );
+    }
+    let listed = manifest(&out)["files"].as_array().map_or(0, Vec::len);
+    assert_eq!(listed, first_files.len() + two.files.len());
+    assert_eq!(manifest(&out)["last_run"].as_i64(), Some(second.run_id));
 }

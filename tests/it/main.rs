@@ -28,6 +28,7 @@ mod html;
 mod install;
 mod list_streaming;
 mod numbers;
+mod object_store;
 mod org_pages;
 mod outages;
 mod output_files;
