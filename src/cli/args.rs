@@ -426,9 +426,12 @@ pub struct BackupArgs {
     /// The backup file. It is written under a temporary name beside it (mode 600),
     /// verified (integrity, schema version, every table's row count equal to the
     /// mirror's at the moment of the copy), then renamed to FILE; an existing FILE
-    /// is replaced. Without it: a new `orgledger-<UTC time>.db` in `[backup] dir`,
-    /// keeping `[backup] keep` of them.
-    #[arg(long, value_name = "FILE")]
+    /// is replaced. An object-store URL (`s3://bucket/path/orgledger.db`, `gs://`,
+    /// `az://`, `file://`) uploads the verified copy as that object, which appears
+    /// only once whole; credentials come from the store's environment variables.
+    /// Without it: a new `orgledger-<UTC time>.db` in `[backup] dir`, keeping
+    /// `[backup] keep` of them.
+    #[arg(long, value_name = "FILE|URL")]
     pub out: Option<PathBuf>,
 }
 

@@ -7,8 +7,12 @@
 //! files go up in parts and appear only when the last part is in), then the manifest,
 //! which lists every file with its rows and SHA-256 and is the commit point. Only
 //! after the manifest is in place are objects of an earlier set that the new one no
-//! longer holds deleted. A failure before the manifest leaves the previous manifest,
-//! and every file it lists, where they were.
+//! longer holds deleted. A set that replaces an object of the same name (a re-run of
+//! the same day, a full export over the last one) first withdraws the previous
+//! manifest: it would otherwise list a checksum the replaced object no longer has. A
+//! reader that starts from the manifest so finds either a whole set or none; a
+//! failure leaves no manifest (the next run writes the set again) or, when nothing
+//! was to be replaced, the previous one with every file it lists.
 //!
 //! Credentials come from the environment through each store's `from_env` builder,
 //! and never from the URL; error texts are scrubbed of every secret the environment
@@ -171,6 +175,17 @@ pub struct Published {
     pub deleted: usize,
 }
 
+/// How long one request is retried. object_store's default keeps retrying a
+/// store that does not answer for three minutes a request; a run must not hang on a
+/// dead endpoint, and a store that is down for 30 s is down for this run.
+fn retries() -> object_store::RetryConfig {
+    object_store::RetryConfig {
+        max_retries: 5,
+        retry_timeout: std::time::Duration::from_secs(30),
+        ..object_store::RetryConfig::default()
+    }
+}
+
 impl Store {
     /// Opens the store of `url` with credentials and endpoint from the environment;
     /// `mode` is that of the files of a `file://` store. Blocking: it runs its own
@@ -189,6 +204,7 @@ impl Store {
             Scheme::S3 => Arc::new(
                 object_store::aws::AmazonS3Builder::from_env()
                     .with_url(&bucket_url)
+                    .with_retry(retries())
                     // Path-style requests (`endpoint/bucket/key`): what S3-compatible
                     // stores (MinIO, Ceph, R2 and the like) answer.
                     .with_virtual_hosted_style_request(false)
@@ -198,12 +214,14 @@ impl Store {
             Scheme::Gcs => Arc::new(
                 object_store::gcp::GoogleCloudStorageBuilder::from_env()
                     .with_url(&bucket_url)
+                    .with_retry(retries())
                     .build()
                     .map_err(|e| open(said(&e)))?,
             ),
             Scheme::Azure => Arc::new(
                 object_store::azure::MicrosoftAzureBuilder::from_env()
                     .with_url(&bucket_url)
+                    .with_retry(retries())
                     .build()
                     .map_err(|e| open(said(&e)))?,
             ),
@@ -301,6 +319,8 @@ impl Store {
         files.retain(|(relative, _)| relative != manifest);
         files.sort();
         self.runtime.block_on(async {
+            let before = self.listed(sweep).await?;
+            self.withdraw_if_replaced(manifest, &files, &before).await?;
             let mut bytes = 0;
             let mut pending = tokio::task::JoinSet::new();
             let mut queue = files.iter().peekable();
@@ -355,7 +375,7 @@ impl Store {
             let mut keep: BTreeSet<Key> = files.iter().map(|(r, _)| self.key(r)).collect();
             keep.insert(self.key(manifest));
             keep.extend(listed.iter().map(|r| self.key(r)));
-            let deleted = self.sweep(sweep, &keep).await?;
+            let deleted = self.sweep(&before, &keep).await?;
             Ok(Published {
                 uploaded: files.len() + 1,
                 bytes,
@@ -364,13 +384,13 @@ impl Store {
         })
     }
 
-    /// Deletes the objects under `sweep` that are not in `keep`.
-    async fn sweep(&self, sweep: &[String], keep: &BTreeSet<Key>) -> Result<usize, StoreError> {
+    /// The objects under the `sweep` sub-prefixes before the set goes up.
+    async fn listed(&self, sweep: &[String]) -> Result<BTreeSet<Key>, StoreError> {
         use futures_util::TryStreamExt;
-        let mut deleted = 0;
+        let mut found = BTreeSet::new();
         for sub in sweep {
             let prefix = self.key(sub);
-            let listed: Vec<_> =
+            let metas: Vec<_> =
                 self.inner
                     .list(Some(&prefix))
                     .try_collect()
@@ -379,19 +399,52 @@ impl Store {
                         url: self.shown(sub),
                         cause: said(&e),
                     })?;
-            for meta in listed {
-                if keep.contains(&meta.location) {
-                    continue;
-                }
-                self.inner
-                    .delete(&meta.location)
-                    .await
-                    .map_err(|e| StoreError::Delete {
-                        url: self.display_key(&meta.location),
-                        cause: said(&e),
-                    })?;
-                deleted += 1;
-            }
+            found.extend(metas.into_iter().map(|m| m.location));
+        }
+        Ok(found)
+    }
+
+    /// Deletes the previous manifest when a file of the new set replaces an object
+    /// it may list (see the module's doc).
+    async fn withdraw_if_replaced(
+        &self,
+        manifest: &str,
+        files: &[(String, PathBuf)],
+        before: &BTreeSet<Key>,
+    ) -> Result<(), StoreError> {
+        let replaces = files.iter().any(|(r, _)| before.contains(&self.key(r)));
+        if !replaces {
+            return Ok(());
+        }
+        match self.inner.delete(&self.key(manifest)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(StoreError::Delete {
+                url: self.shown(manifest),
+                cause: said(&e),
+            }),
+        }
+    }
+
+    async fn delete(&self, key: &Key) -> Result<(), StoreError> {
+        self.inner
+            .delete(key)
+            .await
+            .map_err(|e| StoreError::Delete {
+                url: self.display_key(key),
+                cause: said(&e),
+            })
+    }
+
+    /// Deletes the objects of `before` that are not in `keep`.
+    async fn sweep(
+        &self,
+        before: &BTreeSet<Key>,
+        keep: &BTreeSet<Key>,
+    ) -> Result<usize, StoreError> {
+        let mut deleted = 0;
+        for key in before.difference(keep) {
+            self.delete(key).await?;
+            deleted += 1;
         }
         Ok(deleted)
     }

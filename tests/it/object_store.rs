@@ -173,6 +173,26 @@ async fn run(mut cmd: Command) -> (Option<i32>, String, String) {
         .expect("command thread")
 }
 
+/// Whether a proxied request deletes objects (object_store deletes through S3's
+/// bulk `POST ?delete` as well as `DELETE`).
+fn is_delete(request: &str) -> bool {
+    request.starts_with("DELETE ") || request.contains("?delete")
+}
+
+/// The request that withdrew the old manifest: a delete before any data file went
+/// up (nothing else is deleted before the new manifest).
+fn withdrawal(requests: &[String]) -> usize {
+    let first_put = requests
+        .iter()
+        .position(|r| r.starts_with("PUT ") && r.contains(".parquet"))
+        .unwrap_or(requests.len());
+    let withdrawn = requests.iter().position(|r| is_delete(r));
+    match withdrawn {
+        Some(i) if i < first_put => i,
+        _ => panic!("the old manifest was withdrawn before the files: {requests:#?}"),
+    }
+}
+
 /// A mirror synced from a small sandbox world.
 async fn mirror() -> (tempfile::TempDir, PathBuf) {
     let sb = common::sandbox(Profile::Tiny).await;
@@ -386,7 +406,8 @@ async fn forward(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_export_replaces_the_set_and_an_interrupted_one_leaves_the_previous_whole() {
+async fn a_second_export_replaces_the_set_and_an_interrupted_one_leaves_no_manifest_pointing_at_replaced_files()
+ {
     let Some(py) = python() else { return };
     let moto = Moto::start(&py, false).await;
     moto.create_bucket().await;
@@ -402,7 +423,8 @@ async fn a_second_export_replaces_the_set_and_an_interrupted_one_leaves_the_prev
     };
 
     // A full export, then one of two tables: the other tables' objects go, and only
-    // after the new manifest is in place.
+    // after the new manifest is in place. The two tables' files replace objects of
+    // the same names, so the old manifest is withdrawn before they go up.
     let (code, out, err) = run(export(&[])).await;
     assert_eq!(code, Some(0), "{out}\n{err}");
     let full = moto.keys("set/").await;
@@ -415,10 +437,11 @@ async fn a_second_export_replaces_the_set_and_an_interrupted_one_leaves_the_prev
         .iter()
         .position(|r| r.starts_with("PUT /orgledger-it/set/_manifest.json"))
         .unwrap_or_else(|| panic!("the manifest was uploaded: {requests:#?}"));
+    let withdrawn = withdrawal(&requests);
     let deletes: Vec<usize> = requests
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.starts_with("DELETE ") || r.contains("?delete"))
+        .filter(|(i, r)| *i != withdrawn && is_delete(r))
         .map(|(i, _)| i)
         .collect();
     assert!(
@@ -435,7 +458,12 @@ async fn a_second_export_replaces_the_set_and_an_interrupted_one_leaves_the_prev
         .filter(|(_, r)| r.starts_with("PUT ") && r.contains(".parquet"))
         .map(|(i, _)| i)
         .collect();
-    assert!(data_puts.iter().all(|i| *i < manifest_put), "{requests:#?}");
+    assert!(
+        data_puts
+            .iter()
+            .all(|i| withdrawn < *i && *i < manifest_put),
+        "{requests:#?}"
+    );
     let two = moto.manifest("set/_manifest.json").await;
     listed_files_are_whole(&moto, "set", &two).await;
     let keys = moto.keys("set/").await;
@@ -448,26 +476,32 @@ async fn a_second_export_replaces_the_set_and_an_interrupted_one_leaves_the_prev
         || k.starts_with("set/daily_metrics/")
         || k == "set/_manifest.json"));
 
-    // A full export that the store stops accepting after three files: it fails, the
-    // previous manifest stays as it was, and every file it lists is still there.
-    let before = moto.get("set/_manifest.json").await.expect("manifest");
+    // A full export that the store stops accepting after three files. It replaces
+    // objects the previous manifest lists, so that manifest is withdrawn before
+    // anything goes up: the export fails and leaves no manifest at all, rather than
+    // one listing checksums its files no longer have.
     front.log.lock().expect("log").clear();
     *front.allow.lock().expect("allow") = Some(3);
     let (code, out, err) = run(export(&[])).await;
     assert_ne!(code, Some(0), "the export fails: {out}");
     assert!(err.contains("s3://orgledger-it/set/"), "{err}");
+    let requests = front.requests();
     assert!(
-        !front
-            .requests()
+        !requests
             .iter()
             .any(|r| r.starts_with("PUT /orgledger-it/set/_manifest.json")),
         "no manifest was sent"
     );
-    assert_eq!(
-        moto.get("set/_manifest.json").await.as_deref(),
-        Some(&before[..])
+    let withdrawn = withdrawal(&requests);
+    assert!(
+        requests
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.starts_with("PUT ") && r.contains(".parquet"))
+            .all(|(i, _)| i > withdrawn),
+        "before any file was replaced: {requests:#?}"
     );
-    listed_files_are_whole(&moto, "set", &two).await;
+    assert_eq!(moto.get("set/_manifest.json").await, None);
 
     // Once the store accepts again, the same command completes the set.
     *front.allow.lock().expect("allow") = None;
@@ -682,4 +716,98 @@ async fn a_report_file_over_8_mib_goes_up_in_parts_and_arrives_whole() {
             .any(|r| r.starts_with("POST ") && r.contains("compute_trends.json?uploads")),
         "a multipart upload: {requests:#?}"
     );
+}
+
+/// The row count of every mirrored table of a database file.
+fn table_rows(db: &Path) -> Vec<(String, i64)> {
+    let conn = common::open(db);
+    orgledger::mirror::spec::TABLES
+        .iter()
+        .map(|t| {
+            let sql = format!("SELECT COUNT(*) FROM {}", t.name);
+            (t.name.to_string(), common::count(&conn, &sql))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_goes_up_as_one_verified_object_and_leaves_nothing_beside_the_mirror() {
+    let Some(py) = python() else { return };
+    let moto = Moto::start(&py, false).await;
+    moto.create_bucket().await;
+    let (dir, db) = mirror().await;
+    let listing = || -> Vec<std::ffi::OsString> {
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
+    let url = format!("s3://{BUCKET}/backups/orgledger.db");
+    let (code, out, err) = run({
+        let mut cmd = orgledger_s3(&db, &moto.endpoint);
+        cmd.current_dir(dir.path()).args(["backup", "--out", &url]);
+        cmd
+    })
+    .await;
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains(&url), "{out}");
+    assert!(!out.contains(SECRET) && !err.contains(SECRET));
+    assert_eq!(listing(), before, "the staged copy is gone");
+    let bytes = moto.get("backups/orgledger.db").await.expect("the backup");
+    let copy = dir.path().join("downloaded.db");
+    std::fs::write(&copy, bytes).expect("write the download");
+    let conn = common::open(&copy);
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity");
+    assert_eq!(check, "ok");
+    drop(conn);
+    assert_eq!(table_rows(&copy), table_rows(&db));
+}
+
+#[test]
+fn a_backup_to_a_file_store_is_the_mirror_and_an_unknown_scheme_writes_nothing() {
+    let (dir, db) = common::scratch();
+    drop(orgledger::mirror::open_rw(&db).expect("a mirror"));
+    let target = dir.path().join("store");
+    let url = format!("file://{}/nightly/orgledger.db", target.display());
+    let mut cmd = common::orgledger(&db);
+    cmd.args(["backup", "--out", &url]);
+    let (code, out, err) = common::outputs(&mut cmd);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let copy = target.join("nightly/orgledger.db");
+    assert_eq!(table_rows(&copy), table_rows(&db));
+    let mut cmd = common::orgledger(&db);
+    cmd.current_dir(dir.path())
+        .args(["backup", "--out", "ftp://host/nightly.db"]);
+    let (code, _, err) = common::outputs(&mut cmd);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("s3, gs, az, file"), "{err}");
+    assert!(!dir.path().join("ftp:").exists());
+}
+
+#[test]
+fn a_store_that_does_not_answer_fails_the_export_in_seconds_with_its_url() {
+    let (dir, db) = common::scratch();
+    drop(orgledger::mirror::open_rw(&db).expect("a mirror"));
+    // A port nothing listens on: every connection is refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let started = std::time::Instant::now();
+    let mut cmd = orgledger_s3(&db, &format!("http://127.0.0.1:{port}"));
+    cmd.current_dir(dir.path())
+        .args(["export", "--out", &format!("s3://{BUCKET}/dead")]);
+    let (code, out, err) = common::outputs(&mut cmd);
+    assert_eq!(code, Some(1), "{out}\n{err}");
+    assert!(err.contains(&format!("s3://{BUCKET}/dead")), "{err}");
+    assert!(!err.contains(SECRET), "{err}");
+    // object_store's own default retried each request for three minutes.
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(90), "took {took:?}");
 }
