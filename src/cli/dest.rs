@@ -17,3 +17,16 @@ pub fn split(out: PathBuf) -> anyhow::Result<(PathBuf, Option<StoreUrl>)> {
         Destination::Store(url) => Ok((PathBuf::new(), Some(url))),
     }
 }
+
+/// The `--out` flag, else the config's `out`, else `default`, split as [`split`] does.
+pub fn resolve(
+    flag: Option<&PathBuf>,
+    config: Option<&PathBuf>,
+    default: &str,
+) -> anyhow::Result<(PathBuf, Option<StoreUrl>)> {
+    split(
+        flag.or(config)
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from(default)),
+    )
+}

@@ -5,7 +5,6 @@ use crate::cli::args::ExportArgs;
 use crate::cli::settings::Settings;
 use crate::export::{self, ExportOptions, Since};
 use anyhow::Result;
-use std::path::PathBuf;
 
 /// Default export folder.
 pub const DEFAULT_OUT: &str = "export";
@@ -13,12 +12,7 @@ pub const DEFAULT_OUT: &str = "export";
 /// Export options from flags and config.
 pub fn options(settings: &Settings, args: &ExportArgs) -> Result<ExportOptions> {
     let cfg = &settings.config.export;
-    let out = args
-        .out
-        .clone()
-        .or_else(|| cfg.out.clone())
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_OUT));
-    let (out, store) = crate::cli::dest::split(out)?;
+    let (out, store) = crate::cli::dest::resolve(args.out.as_ref(), cfg.out.as_ref(), DEFAULT_OUT)?;
     let incremental = cfg.incremental.unwrap_or(false).then_some(Since::Previous);
     let since = args.since.or(if args.as_of.is_none() && !args.history {
         incremental
@@ -65,12 +59,7 @@ pub fn run(settings: &Settings, args: &ExportArgs) -> Result<Exit> {
         started.elapsed().as_secs_f64()
     );
     if let Some(published) = &outcome.published {
-        crate::outln!(
-            "uploaded {} objects ({} bytes), manifest last; {} stale objects deleted",
-            published.uploaded,
-            published.bytes,
-            published.deleted
-        );
+        crate::outln!("{published}");
     }
     Ok(Exit::Ok)
 }

@@ -5,7 +5,6 @@ use crate::cli::args::{ReportArgs, ReportFormat};
 use crate::cli::settings::Settings;
 use crate::report::{self, Format, ReportOptions, Thresholds};
 use anyhow::Result;
-use std::path::PathBuf;
 
 /// Default output root.
 pub const DEFAULT_OUT: &str = "reports";
@@ -43,12 +42,8 @@ pub fn formats(
 /// Report options from flags and config.
 pub fn options(settings: &Settings, args: &ReportArgs) -> Result<ReportOptions> {
     let cfg = &settings.config.report;
-    let out = args
-        .out
-        .clone()
-        .or_else(|| cfg.out.clone())
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_OUT));
-    let (out_root, store) = crate::cli::dest::split(out)?;
+    let (out_root, store) =
+        crate::cli::dest::resolve(args.out.as_ref(), cfg.out.as_ref(), DEFAULT_OUT)?;
     Ok(ReportOptions {
         db: settings.db.clone(),
         names: args.names.clone(),
@@ -104,12 +99,7 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
         outcome.location
     );
     if let Some(published) = &outcome.published {
-        crate::outln!(
-            "uploaded {} objects ({} bytes), manifest last; {} stale objects deleted",
-            published.uploaded,
-            published.bytes,
-            published.deleted
-        );
+        crate::outln!("{published}");
     }
     Ok(Exit::Ok)
 }

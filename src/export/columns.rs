@@ -32,22 +32,10 @@ const VERSIONS: &[Column] = &[
     },
 ];
 
-/// Bookkeeping columns of a change of the incremental history (`--since`): the
-/// version's validity as of the export, the sync run of the change, whether the
-/// change made the version or removed it, and when.
+/// Bookkeeping columns of a change of the incremental history (`--since`), after
+/// the version's validity as of the export ([`VERSIONS`]): the sync run of the
+/// change, whether the change made the version or removed it, and when.
 const CHANGES: &[Column] = &[
-    Column {
-        name: "valid_from",
-        ty: Ty::Time,
-    },
-    Column {
-        name: "valid_to",
-        ty: Ty::Time,
-    },
-    Column {
-        name: "removed_at",
-        ty: Ty::Time,
-    },
     Column {
         name: "run_id",
         ty: Ty::Int,
@@ -128,7 +116,12 @@ impl TablePlan {
     /// The plan of the incremental history: the changes of the runs in `rows`
     /// (a [`Rows::Changes`]), partitioned by the day of the change.
     pub fn changes(spec: &'static TableSpec, rows: Rows) -> Self {
-        let columns: Vec<Column> = spec.all_columns().chain(CHANGES).copied().collect();
+        let columns: Vec<Column> = spec
+            .all_columns()
+            .chain(VERSIONS)
+            .chain(CHANGES)
+            .copied()
+            .collect();
         TablePlan {
             spec,
             partition: Some((columns.len() - 1, CHANGED_ON, 10)),

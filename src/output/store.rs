@@ -175,6 +175,17 @@ pub struct Published {
     pub deleted: usize,
 }
 
+/// The line the commands print after an upload.
+impl std::fmt::Display for Published {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "uploaded {} objects ({} bytes), manifest last; {} stale objects deleted",
+            self.uploaded, self.bytes, self.deleted
+        )
+    }
+}
+
 /// How long one request is retried. object_store's default keeps retrying a
 /// store that does not answer for three minutes a request; a run must not hang on a
 /// dead endpoint, and a store that is down for 30 s is down for this run.

@@ -4,23 +4,10 @@
 //! a misspelled report, an empty query) exit 2 saying what is wrong.
 
 use crate::common::{self, orgledger};
-use orgledger_sandbox::{Profile, SandboxHandle};
 use std::process::{Command, Output, Stdio};
 
 /// Exit code of a usage mistake.
 const USAGE: i32 = 2;
-
-/// A mirror of the tiny world after one sync (observed on the sandbox's first
-/// day, 2026-06-01).
-async fn synced() -> (SandboxHandle, tempfile::TempDir, std::path::PathBuf) {
-    let sb = common::sandbox(Profile::Tiny).await;
-    let (dir, db) = common::scratch();
-    let outcome = orgledger::sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
-        .await
-        .expect("sync");
-    assert_eq!(outcome.totals.errors, 0);
-    (sb, dir, db)
-}
 
 /// Runs `cmd` with its standard output closed before it writes anything.
 fn with_closed_stdout(cmd: &mut Command) -> Output {
@@ -35,7 +22,7 @@ fn with_closed_stdout(cmd: &mut Command) -> Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_pipe_ends_each_printing_command_quietly() {
-    let (sb, _dir, db) = synced().await;
+    let (sb, _dir, db) = common::synced().await;
     let commands: Vec<Vec<&str>> = vec![
         vec!["status"],
         vec!["query", "SELECT * FROM organizations"],
@@ -80,7 +67,7 @@ fn reason(line: &str) -> &str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_date_taking_command_refuses_impossible_dates_with_the_same_words() {
-    let (_sb, dir, db) = synced().await;
+    let (_sb, dir, db) = common::synced().await;
     let out_dir = dir.path().join("reports");
     let out = out_dir.to_str().expect("utf-8");
     for (day, words) in [
@@ -140,7 +127,7 @@ async fn every_date_taking_command_refuses_impossible_dates_with_the_same_words(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usage_mistakes_exit_2_and_say_what_is_wrong() {
-    let (_sb, dir, db) = synced().await;
+    let (_sb, dir, db) = common::synced().await;
     let cron = error_line(
         orgledger(&db).args(["daemon", "--sync-cron", "0 99 * * * *"]),
         USAGE,

@@ -77,6 +77,18 @@ pub fn scratch() -> (tempfile::TempDir, PathBuf) {
     (dir, db)
 }
 
+/// A mirror of the tiny world after one sync without errors (observed on the
+/// sandbox's first day, 2026-06-01), with its sandbox still serving.
+pub async fn synced() -> (SandboxHandle, tempfile::TempDir, PathBuf) {
+    let sb = sandbox(Profile::Tiny).await;
+    let (dir, db) = scratch();
+    let outcome = orgledger::sync::run(&admin(&sb), &sync_opts(&sb, &db), None)
+        .await
+        .expect("sync");
+    assert_eq!(outcome.totals.errors, 0);
+    (sb, dir, db)
+}
+
 /// Sync options for the sandbox's white label.
 pub fn sync_opts(handle: &SandboxHandle, db: &std::path::Path) -> SyncOptions {
     SyncOptions {

@@ -193,14 +193,9 @@ fn withdrawal(requests: &[String]) -> usize {
     }
 }
 
-/// A mirror synced from a small sandbox world.
+/// A mirror synced from the tiny sandbox world.
 async fn mirror() -> (tempfile::TempDir, PathBuf) {
-    let sb = common::sandbox(Profile::Tiny).await;
-    let (dir, db) = common::scratch();
-    let outcome = orgledger::sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
-        .await
-        .expect("sync");
-    assert_eq!(outcome.totals.errors, 0);
+    let (_sb, dir, db) = common::synced().await;
     (dir, db)
 }
 
