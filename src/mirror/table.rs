@@ -444,26 +444,31 @@ impl TableWriter<'_> {
 
     /// Archives the version `row` replaces: narrow when only its moving columns
     /// change (`crate::mirror::moves`), whole otherwise.
-    fn archive(&mut self, row: &Row, old: &Existing) -> rusqlite::Result<()> {
+    fn archive(&self, row: &Row, old: &Existing) -> rusqlite::Result<()> {
         let key = &row.values[..self.sql.spec.key.len()];
         let mut params = key.to_vec();
         params.push(Value::Text(self.stamp.observed_at.clone()));
-        let Some(moves) = &self.sql.moves else {
-            let mut archive = self.conn.prepare_cached(&self.sql.archive)?;
-            archive.execute(params_from_iter(params.iter()))?;
-            return Ok(());
+        let run = |sql: &str| -> rusqlite::Result<usize> {
+            self.conn
+                .prepare_cached(sql)?
+                .execute(params_from_iter(params.iter()))
         };
-        if !old.removed && self.steady_unchanged(moves, row)? {
-            let mut archive = self.conn.prepare_cached(&moves.archive)?;
-            archive.execute(params_from_iter(params.iter()))?;
+        let moves = self.sql.moves.as_ref();
+        if let Some(moves) = moves
+            && !old.removed
+            && self.steady_unchanged(moves, row)?
+        {
+            run(&moves.archive)?;
             return Ok(());
         }
-        let mut archive = self.conn.prepare_cached(&self.sql.archive)?;
-        archive.execute(params_from_iter(params.iter()))?;
-        let mut link = self.conn.prepare_cached(&moves.link)?;
-        let mut params = vec![Value::Integer(self.conn.last_insert_rowid())];
-        params.extend_from_slice(key);
-        link.execute(params_from_iter(params.iter()))?;
+        run(&self.sql.archive)?;
+        if let Some(moves) = moves {
+            let mut link = vec![Value::Integer(self.conn.last_insert_rowid())];
+            link.extend_from_slice(key);
+            self.conn
+                .prepare_cached(&moves.link)?
+                .execute(params_from_iter(link.iter()))?;
+        }
         Ok(())
     }
 
