@@ -239,7 +239,7 @@ pub fn authorize(ws: &WorldState, cred: Credential, op: Op) -> Result<(), ApiErr
     }
 }
 
-/// Operation 3: organization indices the credential lists.
+/// list-organizations (docs/api.md, op 3): organization indices the credential lists.
 pub fn scope_organizations(ws: &WorldState, cred: Credential) -> Vec<usize> {
     match cred {
         Credential::WhiteLabel(wl) => ws.wl_orgs(wl).collect(),
@@ -252,7 +252,7 @@ pub fn scope_organizations(ws: &WorldState, cred: Credential) -> Vec<usize> {
     }
 }
 
-/// Operation 5: active project indices the credential lists.
+/// list-projects (docs/api.md, op 5): active project indices the credential lists.
 pub fn scope_projects(ws: &WorldState, cred: Credential) -> Vec<usize> {
     let now = ws.world.now;
     let active_of = |org_id: i64| {
@@ -278,7 +278,8 @@ pub fn scope_projects(ws: &WorldState, cred: Credential) -> Vec<usize> {
     }
 }
 
-/// Operation 4: the user's organizations within the white label.
+/// list-user-organizations (docs/api.md, op 4): the user's organizations within the
+/// white label.
 pub fn user_organizations(ws: &WorldState, wl: usize, user: i64) -> Vec<usize> {
     let mut orgs: Vec<usize> = ws
         .memberships(user)
@@ -290,7 +291,8 @@ pub fn user_organizations(ws: &WorldState, wl: usize, user: i64) -> Vec<usize> {
     orgs
 }
 
-/// Operation 7: active projects the white label's admin user collaborates on.
+/// list-user-projects (docs/api.md, op 7): active projects the white label's admin
+/// user collaborates on.
 pub fn user_projects(ws: &WorldState, wl: usize) -> Vec<usize> {
     let now = ws.world.now;
     let Some(admin) = ws.world.white_labels.get(wl).map(|w| w.admin_user_id) else {
@@ -417,7 +419,7 @@ mod tests {
         let missing = 999_999_999;
         #[rustfmt::skip]
         let table: Vec<(Credential, Op, u16)> = vec![
-            // Operation 1
+            // get-organization (docs/api.md, op 1)
             (jwt, Op::OrgInfo { org: f.member_org }, 200),
             (jwt, Op::OrgInfo { org: f.outside_org }, 403),
             (jwt, Op::OrgInfo { org: missing }, 404),
@@ -425,7 +427,7 @@ mod tests {
             (org_key, Op::OrgInfo { org: f.other_org }, 403),
             (org_key, Op::OrgInfo { org: missing }, 404),
             (proj_key, Op::OrgInfo { org: f.member_org }, 403),
-            // Operation 2
+            // get-whitelabel-user (op 2)
             (jwt, Op::WhiteLabelUser { org: f.admin_org, user: f.wl_user }, 200),
             (jwt, Op::WhiteLabelUser { org: f.admin_org, user: f.outside_user }, 403),
             (jwt, Op::WhiteLabelUser { org: f.admin_org, user: missing }, 404),
@@ -436,21 +438,22 @@ mod tests {
             (org_key, Op::WhiteLabelUser { org: f.member_org, user: f.wl_user }, 403),
             (org_key, Op::WhiteLabelUser { org: f.admin_org, user: f.wl_user }, 403),
             (proj_key, Op::WhiteLabelUser { org: f.admin_org, user: f.wl_user }, 403),
-            // Operations 3 and 5: every credential, scoped below
+            // list-organizations and list-projects (ops 3 and 5): every credential,
+            // scoped below
             (jwt, Op::ListOrganizations, 200),
             (org_key, Op::ListOrganizations, 200),
             (proj_key, Op::ListOrganizations, 200),
             (jwt, Op::ListProjects, 200),
             (org_key, Op::ListProjects, 200),
             (proj_key, Op::ListProjects, 200),
-            // Operation 4
+            // list-user-organizations (op 4)
             (jwt, Op::UserOrganizations { user: f.wl_user }, 200),
             (jwt, Op::UserOrganizations { user: f.outside_user }, 403),
             (jwt, Op::UserOrganizations { user: missing }, 404),
             (admin_key, Op::UserOrganizations { user: f.wl_user }, 403),
             (org_key, Op::UserOrganizations { user: f.wl_user }, 403),
             (proj_key, Op::UserOrganizations { user: f.wl_user }, 403),
-            // Operation 6
+            // get-project-info (op 6)
             (jwt, Op::ProjectInfo { project: f.own_project }, 200),
             (jwt, Op::ProjectInfo { project: missing }, 404),
             (org_key, Op::ProjectInfo { project: f.own_project }, 200),
@@ -458,11 +461,11 @@ mod tests {
             (proj_key, Op::ProjectInfo { project: f.own_project }, 200),
             (proj_key, Op::ProjectInfo { project: f.other_project }, 403),
             (proj_key, Op::ProjectInfo { project: missing }, 404),
-            // Operation 7
+            // list-user-projects (op 7)
             (jwt, Op::UserProjects, 200),
             (org_key, Op::UserProjects, 403),
             (proj_key, Op::UserProjects, 403),
-            // Operation 8
+            // create-project (op 8)
             (jwt, Op::CreateProject { org: f.admin_org }, 200),
             (jwt, Op::CreateProject { org: f.member_org }, 403),
             (jwt, Op::CreateProject { org: missing }, 404),

@@ -252,7 +252,7 @@ impl FaultInjector {
         *until = (!length.is_zero()).then(|| Instant::now() + length);
     }
 
-    /// Whether the service is down at this moment (the `outage=` window of the spec,
+    /// Whether the service is down at this moment (the `outage=` window of `--faults`,
     /// or an outage started through the admin route).
     pub fn in_outage(&self) -> bool {
         let now = Instant::now();

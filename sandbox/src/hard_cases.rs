@@ -85,7 +85,7 @@ pub mod user {
 
 /// Project ids.
 pub mod project {
-    /// Operation 6 answers `{"success": false, ...}`.
+    /// get-project-info answers `{"success": false, ...}`.
     pub const INFO_FAILS: i64 = 299_901;
     /// Soft-deleted 5 days before the start, with compute used; get-project-info serves it.
     pub const DELETED_SERVED: i64 = 299_902;

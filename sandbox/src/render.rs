@@ -576,7 +576,7 @@ pub fn error_body(message: &str) -> Vec<u8> {
     .unwrap_or_else(|_| br#"{"success":false,"error":"internal error"}"#.to_vec())
 }
 
-/// Operation 1.
+/// get-organization (docs/api.md, op 1).
 pub fn org_info(ws: &WorldState, o: &Organization) -> Vec<u8> {
     let enterprise = o.contract_start_date.is_some();
     to_json(&OrgInfoR {
@@ -600,7 +600,8 @@ pub fn org_info(ws: &WorldState, o: &Organization) -> Vec<u8> {
     })
 }
 
-/// Operations 3 and 4: `{"success": true, "organizations": [...]}`.
+/// list-organizations and list-user-organizations (docs/api.md, ops 3 and 4):
+/// `{"success": true, "organizations": [...]}`.
 pub fn organizations(ws: &WorldState, org_indices: &[usize]) -> Vec<u8> {
     #[derive(Serialize)]
     struct Body<O: Serialize> {
@@ -615,7 +616,8 @@ pub fn organizations(ws: &WorldState, org_indices: &[usize]) -> Vec<u8> {
     })
 }
 
-/// Operations 5 and 7: `{"success": true, "projects": [...]}`.
+/// list-projects and list-user-projects (docs/api.md, ops 5 and 7):
+/// `{"success": true, "projects": [...]}`.
 pub fn projects(ws: &WorldState, project_indices: &[usize]) -> Vec<u8> {
     #[derive(Serialize)]
     struct Body<P: Serialize> {
@@ -629,7 +631,7 @@ pub fn projects(ws: &WorldState, project_indices: &[usize]) -> Vec<u8> {
 }
 
 // ---------------------------------------------------------------------------------
-// Operation 2
+// get-whitelabel-user (docs/api.md, op 2)
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -689,7 +691,7 @@ struct WlUserR<'a, O: Serialize, P: Serialize, T: Serialize> {
     // `dailyMetrics` is appended by `whitelabel_user` with the fast writer.
 }
 
-/// Operation 2.
+/// get-whitelabel-user (docs/api.md, op 2).
 pub fn whitelabel_user(ws: &WorldState, u: &User) -> Vec<u8> {
     let now = ws.world.now;
     let orgs = each(ws.memberships(u.id), |&(oi, mi)| {
@@ -814,7 +816,7 @@ fn memfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 // ---------------------------------------------------------------------------------
-// Operation 6
+// get-project-info (docs/api.md, op 6)
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -1195,7 +1197,8 @@ struct ProjectInfoR<'a, P: Serialize> {
     default_impulse_id: Option<i64>,
     last_shown_model_engine: &'static str,
     versioning_storage_size_mib: i64,
-    /// In the platform's schema, not in the spec (a hard case: fields nobody named).
+    /// In the platform's schema, not in the API's description (docs/api.md,
+    /// get-project-info; a hard case: fields nobody named).
     #[serde(skip_serializing_if = "Option::is_none")]
     anomaly_labels_config: Option<AnomalyLabelsR>,
 }
@@ -1224,7 +1227,8 @@ fn library_name(p: &Project) -> String {
     format!("{slug}_inferencing")
 }
 
-/// Operation 6. `impulse` is the requested impulse (already validated).
+/// get-project-info (docs/api.md, op 6). `impulse` is the requested impulse (already
+/// validated).
 pub fn project_info(ws: &WorldState, p: &Project, impulse: Option<i64>) -> Vec<u8> {
     let seed = ws.world.seed;
     let h = hash(&[seed, p.id as u64, 0x6]);
@@ -1413,7 +1417,7 @@ pub fn project_info(ws: &WorldState, p: &Project, impulse: Option<i64>) -> Vec<u
     to_json(&body)
 }
 
-/// Operation 8.
+/// create-project (docs/api.md, op 8).
 pub fn created(id: i64, api_key: &str) -> Vec<u8> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]

@@ -247,7 +247,7 @@ fn one_id(path: Result<Path<String>, PathRejection>, name: &str) -> Result<i64, 
 // ---------------------------------------------------------------------------------
 // The eight operations
 
-/// Operation 1: `GET /v1/api/organizations/{organizationId}`.
+/// get-organization (docs/api.md, op 1): `GET /v1/api/organizations/{organizationId}`.
 async fn organization_info(
     State(s): State<Shared>,
     headers: HeaderMap,
@@ -263,7 +263,8 @@ async fn organization_info(
     Ok(ok(render::org_info(&ws, o)))
 }
 
-/// Operation 2: `GET /v1/api/organizations/{organizationId}/whitelabel/users/{userId}`.
+/// get-whitelabel-user (docs/api.md, op 2):
+/// `GET /v1/api/organizations/{organizationId}/whitelabel/users/{userId}`.
 async fn whitelabel_user(
     State(s): State<Shared>,
     headers: HeaderMap,
@@ -281,7 +282,7 @@ async fn whitelabel_user(
     Ok(ok(render::whitelabel_user(&ws, u)))
 }
 
-/// Operation 3: `GET /v1/api/organizations`.
+/// list-organizations (docs/api.md, op 3): `GET /v1/api/organizations`.
 async fn list_organizations(State(s): State<Shared>, headers: HeaderMap) -> Answer {
     let ws = s.read();
     let cred = credential(&ws, &headers)?;
@@ -295,7 +296,7 @@ async fn list_organizations(State(s): State<Shared>, headers: HeaderMap) -> Answ
     })
 }
 
-/// Operation 4: `GET /v1/api/users/{userId}/organizations`.
+/// list-user-organizations (docs/api.md, op 4): `GET /v1/api/users/{userId}/organizations`.
 async fn user_organizations(
     State(s): State<Shared>,
     headers: HeaderMap,
@@ -316,7 +317,7 @@ async fn user_organizations(
     )))
 }
 
-/// Operation 5: `GET /v1/api/projects`.
+/// list-projects (docs/api.md, op 5): `GET /v1/api/projects`.
 async fn list_projects(State(s): State<Shared>, headers: HeaderMap) -> Answer {
     let ws = s.read();
     let cred = credential(&ws, &headers)?;
@@ -328,7 +329,7 @@ async fn list_projects(State(s): State<Shared>, headers: HeaderMap) -> Answer {
     })
 }
 
-/// Operation 6: `GET /v1/api/{projectId}?impulseId=`.
+/// get-project-info (docs/api.md, op 6): `GET /v1/api/{projectId}?impulseId=`.
 async fn project_info(
     State(s): State<Shared>,
     headers: HeaderMap,
@@ -363,7 +364,7 @@ async fn project_info(
     Ok(ok(render::project_info(&ws, p, impulse)))
 }
 
-/// Operation 7: `GET /v1/api/user/projects`.
+/// list-user-projects (docs/api.md, op 7): `GET /v1/api/user/projects`.
 async fn user_projects(State(s): State<Shared>, headers: HeaderMap) -> Answer {
     let ws = s.read();
     let cred = credential(&ws, &headers)?;
@@ -434,7 +435,8 @@ pub(crate) fn parse_new_project(body: &[u8]) -> Result<NewProject, ApiError> {
     })
 }
 
-/// Operation 8: `POST /v1/api/organizations/{organizationId}/whitelabel/projects`.
+/// create-project (docs/api.md, op 8):
+/// `POST /v1/api/organizations/{organizationId}/whitelabel/projects`.
 ///
 /// The project is created inside the path's organization (the white label's admin
 /// organization), with the owner as its `isOwner` collaborator. An owner that does not

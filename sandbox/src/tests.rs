@@ -263,7 +263,7 @@ const PROCESSOR_FIELDS: &[&str] = &[
     "clockRateMhz", "memory",
 ];
 
-/// One world toured through every operation in the spec's order, each step building
+/// One world toured through every operation in the order of docs/api.md, each step building
 /// on the ones before (the project create-project makes is read back, outlives a
 /// time travel and is removed at the end).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -291,16 +291,17 @@ pub struct Project {
 /// Ways a project's answers depart from the usual, for the hard cases (sandbox README).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProjectQuirks {
-    /// Operation 6 answers HTTP 200 with `{"success": false, "error": ...}`.
+    /// get-project-info answers HTTP 200 with `{"success": false, "error": ...}`.
     pub info_fails: bool,
-    /// Operation 6 answers 404 (a soft-deleted project the platform no longer serves).
+    /// get-project-info answers 404 (a soft-deleted project the platform no longer serves).
     pub info_gone: bool,
     /// `ownerOrganizationId` is null, as the platform shows developer-profile projects
     /// (`developerProfileUserId` names the profile's user).
     pub owner_organization_null: bool,
     /// `id` is written as a whole float (`299904.0`) in every project record.
     pub id_as_float: bool,
-    /// Operation 6 carries fields the spec does not name (`anomalyLabelsConfig`).
+    /// get-project-info carries fields the API's description does not name
+    /// (`anomalyLabelsConfig`; docs/api.md).
     pub unnamed_fields: bool,
 }
 
@@ -701,8 +702,9 @@ impl World {
         self.users.iter().map(|u| u.id).max().unwrap_or(20_000) + 1
     }
 
-    /// Operation 8: a new project inside organization `org_id`, owned by `owner`
-    /// (`ownerId` wins over `ownerEmail` at the route). Returns its id and API key.
+    /// create-project (docs/api.md, op 8): a new project inside organization `org_id`,
+    /// owned by `owner` (`ownerId` wins over `ownerEmail` at the route). Returns its id
+    /// and API key.
     pub fn create_project(
         &mut self,
         org_id: i64,

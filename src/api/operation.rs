@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-/// One operation of the interface specification.
+/// One operation of the API, as docs/api.md describes and numbers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operation {
     /// 1. `GET /v1/api/organizations/{organizationId}`
@@ -27,7 +27,7 @@ pub enum Operation {
 }
 
 impl Operation {
-    /// All operations, in the specification's order.
+    /// All operations, in the order docs/api.md numbers them.
     pub const ALL: [Operation; 8] = [
         Operation::GetOrganization,
         Operation::GetWhitelabelUser,
@@ -69,7 +69,7 @@ impl Operation {
         }
     }
 
-    /// Number of the operation in the specification (1 to 8).
+    /// Number of the operation in docs/api.md (1 to 8).
     pub fn number(self) -> u8 {
         Operation::ALL
             .iter()

@@ -1,6 +1,6 @@
 //! Lenient parsing for values a live service sends in more than one shape.
 //!
-//! The interface promises "integers" and "ISO 8601 timestamps", but JSON producers
+//! The API promises integers and ISO 8601 timestamps (docs/api.md), but JSON producers
 //! routinely emit `3.0` for an integer, drop the fractional seconds, or send a bare
 //! date. Rejecting a whole project document over such a detail would stop a sync, so
 //! these helpers accept every shape that means the same value and reject, with a
@@ -135,7 +135,8 @@ impl FromStr for DatedTimestamp {
                 offset_secs: with_offset.offset().local_minus_utc(),
             });
         }
-        // The spec says timestamps are UTC, so a value without an offset is read as UTC.
+        // The API's timestamps are UTC (docs/api.md), so a value without an offset is
+        // read as UTC.
         if let Ok(naive) = text.parse::<NaiveDateTime>() {
             return Ok(utc(naive.and_utc()));
         }

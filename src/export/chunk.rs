@@ -1,8 +1,8 @@
 //! A bounded chunk of a table's rows, one typed polars builder per column.
 //!
-//! SQLite columns are dynamically typed; the spec says what each one holds. A value
-//! that does not fit its declared type is an error naming table, column and value
-//! rather than a silent null.
+//! SQLite columns are dynamically typed; the table's `TableSpec` says what each one
+//! holds. A value that does not fit its declared type is an error naming table, column
+//! and value rather than a silent null.
 
 use crate::calendar::parse_day_bytes;
 use crate::export::ExportError;

@@ -256,7 +256,7 @@ impl TableSql {
         }
     }
 
-    /// The spec these statements were built from.
+    /// The `TableSpec` these statements were built from.
     pub fn spec(&self) -> &'static TableSpec {
         self.spec
     }

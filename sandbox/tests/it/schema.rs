@@ -1,4 +1,5 @@
-//! The rules of the platform's published schema that the spec does not show (integer
+//! The rules of the platform's published schema that the API's description does not show
+//! (docs/api.md lists them per operation: integer
 //! or number, nullability, enum sets), checked on every answer of a `small` world:
 //! one test per rule.
 
@@ -7,7 +8,8 @@ use orgledger_sandbox::{HardCases, Profile};
 use serde_json::Value;
 use std::sync::OnceLock;
 
-/// Every answer of operations 1, 2, 5 and 6 of one `small` world (with its hard cases).
+/// Every answer of get-organization, get-whitelabel-user, both project lists and
+/// get-project-info of one `small` world (with its hard cases).
 struct Corpus {
     org_infos: Vec<Value>,
     users: Vec<Value>,

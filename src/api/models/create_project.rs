@@ -55,7 +55,8 @@ pub enum InvalidRequest {
 }
 
 impl CreateProjectRequest {
-    /// Checks the rules of the spec that the types cannot express.
+    /// Checks the request's rules (docs/api.md, create-project) that the types cannot
+    /// express.
     pub fn validate(&self) -> Result<(), InvalidRequest> {
         if self.project_name.trim().is_empty() {
             return Err(InvalidRequest::EmptyProjectName);

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 
 /// The `success`/`error` pair every response carries.
 pub trait ApiResponse {
-    /// Whether the service reported success; the one field the spec makes required.
+    /// Whether the service reported success; the one field every answer must carry
+    /// (docs/api.md, the envelope).
     fn success(&self) -> bool;
     /// The service's error description, normally set only when `success` is false.
     fn error_text(&self) -> Option<&str>;

@@ -1,4 +1,4 @@
-//! Serde models of every resource of the interface specification.
+//! Serde models of every resource the API returns (docs/api.md).
 //!
 //! Conventions: JSON names are camelCase; every field is optional (absent and `null`
 //! both read as `None`, arrays as empty) except the envelope's `success`; integers,

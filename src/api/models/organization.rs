@@ -1,4 +1,5 @@
-//! Organizations: the list operations (3, 4) and the single-organization response (1).
+//! Organizations: list-organizations and list-user-organizations, and the response of
+//! get-organization (docs/api.md).
 
 use super::envelope::impl_api_response;
 use super::{Dataset, Experiment, OrganizationMember, Project, Readme};
@@ -92,13 +93,13 @@ pub struct CliOption {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OrganizationPerformance {
-    /// Job limit (the spec gives no unit).
+    /// Job limit (no unit is documented: docs/api.md).
     #[serde(default, deserialize_with = "crate::api::tolerant::opt_i64")]
     pub job_limit_m: Option<i64>,
 }
 
-/// Entitlements of an organization (see Limits in the spec; units not given there);
-/// whole numbers are kept exact ([`Quantity`]).
+/// Entitlements of an organization (bytes, seconds per year and counts: docs/api.md,
+/// get-organization); whole numbers are kept exact ([`Quantity`]).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntitlementLimits {

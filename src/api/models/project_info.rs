@@ -10,8 +10,9 @@ use crate::api::secret::Secret;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Response of get-project-info (`GET /v1/api/{projectId}`): the full information of one
-/// project. The spec makes most fields required, but all are optional here so a
-/// partial document still mirrors what it has.
+/// project. The API's description calls most fields always present (docs/api.md,
+/// get-project-info), but all are optional here so a partial document still mirrors
+/// what it has.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectInfoResponse {
@@ -121,8 +122,9 @@ pub struct ImpulseState {
     pub complete: Option<bool>,
 }
 
-/// A model engine (`lastShownModelEngine`). Values outside the spec's enum are kept
-/// as [`ModelEngine::Other`] so a new engine does not fail the whole document.
+/// A model engine (`lastShownModelEngine`). Values outside the three documented ones
+/// (docs/api.md, get-project-info) are kept as [`ModelEngine::Other`] so a new engine
+/// does not fail the whole document.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ModelEngine {
     /// `tflite-eon`
@@ -131,7 +133,7 @@ pub enum ModelEngine {
     TfliteEonRamOptimized,
     /// `tflite`
     Tflite,
-    /// A value the spec does not list, kept verbatim.
+    /// A value outside the documented three, kept verbatim.
     Other(String),
 }
 

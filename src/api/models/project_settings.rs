@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DataSummary {
-    /// Total length of the samples (milliseconds); the spec leaves the numeric type
-    /// open, so fractions are kept.
+    /// Total length of the samples (milliseconds); the API's description leaves the
+    /// numeric type open (docs/api.md, get-project-info), so fractions are kept.
     #[serde(default, deserialize_with = "crate::api::tolerant::opt_f64")]
     pub total_length_ms: Option<f64>,
     /// Labels present.
@@ -161,7 +161,7 @@ pub struct GettingStartedWizard {
 pub struct ProjectPerformance {
     /// Whether jobs get a GPU.
     pub gpu: Option<bool>,
-    /// Job limit (the spec gives no unit).
+    /// Job limit (no unit is documented: docs/api.md).
     #[serde(default, deserialize_with = "crate::api::tolerant::opt_i64")]
     pub job_limit_m: Option<i64>,
     /// Largest file the DSP accepts (megabytes).

@@ -4,8 +4,8 @@
 use crate::api::tolerant::Timestamp;
 use serde::{Deserialize, Serialize};
 
-/// Declares a user-record struct: the base fields of the spec's "Collaborator / user
-/// record" followed by the extra fields given to it.
+/// Declares a user-record struct: the fields every user record shares (docs/api.md,
+/// User records) followed by the extra fields given to it.
 ///
 /// Three records share the base (collaborator, organization member, white label
 /// user). `#[serde(flatten)]` would express that without repetition, but it buffers

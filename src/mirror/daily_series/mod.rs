@@ -7,10 +7,10 @@
 //! on a large mirror, 13 M on xlarge), and stepping through the rows of a 25-column
 //! table was most of those reports' CPU. Read from here it is one row per user. The
 //! writer keeps a user's series in step with their rows in the same transaction
-//! ([`DERIVED`], the `daily_metrics` spec's derived table: [`write_new`] for a scope
-//! written whole, [`merge`] for one written over days the mirror held), and
-//! migration 7 filled the table for mirrors written before it. The bytes are in
-//! `codec`.
+//! ([`DERIVED`], the table derived from `daily_metrics` through its `TableSpec`:
+//! [`write_new`] for a scope written whole, [`merge`] for one written over days the
+//! mirror held), and migration 7 filled the table for mirrors written before it. The
+//! bytes are in `codec`.
 //!
 //! A user with a live row whose day is not `YYYY-MM-DD`, whose compute value is
 //! neither null nor a number, or whose storage value is not a whole number gets a
