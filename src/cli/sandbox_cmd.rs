@@ -43,10 +43,10 @@ struct EnvFile {
 
 impl Drop for EnvFile {
     fn drop(&mut self) {
-        if std::fs::read_to_string(&self.path).is_ok_and(|now| now == self.text) {
-            if let Err(e) = std::fs::remove_file(&self.path) {
-                tracing::warn!(file = %self.path.display(), error = %e, "cannot remove the --env-file");
-            }
+        if std::fs::read_to_string(&self.path).is_ok_and(|now| now == self.text)
+            && let Err(e) = std::fs::remove_file(&self.path)
+        {
+            tracing::warn!(file = %self.path.display(), error = %e, "cannot remove the --env-file");
         }
     }
 }

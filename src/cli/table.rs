@@ -144,10 +144,8 @@ impl ResultSet {
         }
         // A whole last column runs to the end of its line: its rule stays as wide
         // as its title rather than as its longest message.
-        if whole_last {
-            if let (Some(w), Some(title)) = (widths.last_mut(), self.columns.last()) {
-                *w = title.chars().count();
-            }
+        if whole_last && let (Some(w), Some(title)) = (widths.last_mut(), self.columns.last()) {
+            *w = title.chars().count();
         }
         let line = |row: &[String]| -> String {
             let parts: Vec<String> = row
