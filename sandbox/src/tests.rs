@@ -984,7 +984,7 @@ async fn hammer(
 }
 
 /// A throughput check that only asserts correctness. For a measurement, run
-/// `SANDBOX_BENCH_PROFILE=large cargo test --release --lib sandbox::tests::throughput -- --nocapture`.
+/// `SANDBOX_BENCH_PROFILE=large cargo test --release -p orgledger-sandbox --lib tests::throughput -- --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throughput() {
     let profile = match std::env::var("SANDBOX_BENCH_PROFILE").as_deref() {
@@ -1073,7 +1073,7 @@ async fn throughput() {
 }
 
 /// Prints what each profile contains and how long generation and a year of time travel
-/// take: `cargo test --release --lib sandbox::tests::profile_stats -- --ignored --nocapture`.
+/// take: `cargo test --release -p orgledger-sandbox --lib tests::profile_stats -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn profile_stats() {

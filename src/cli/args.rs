@@ -34,7 +34,21 @@ pub fn parse() -> Cli {
 /// The command line as `--help` shows it (each command listing only the global
 /// options it uses); shell completions and the man page are generated from it.
 pub fn command() -> clap::Command {
-    let mut cmd = Cli::command();
+    built(Cli::command())
+}
+
+/// [`command`] without the `help` pseudo-command that clap adds at every level
+/// (`orgledger help sync` is `orgledger sync --help`): the commands a man page is
+/// written for.
+pub fn command_without_help() -> clap::Command {
+    fn without_help(cmd: clap::Command) -> clap::Command {
+        cmd.disable_help_subcommand(true)
+            .mut_subcommands(without_help)
+    }
+    built(without_help(Cli::command()))
+}
+
+fn built(mut cmd: clap::Command) -> clap::Command {
     // Global options are copied into every command when it is built: hiding them
     // is only possible after that.
     cmd.build();

@@ -27,6 +27,7 @@ pub(crate) mod restore_cmd;
 pub(crate) mod sandbox_cmd;
 pub(crate) mod settings;
 pub(crate) mod status_cmd;
+mod suggest;
 pub(crate) mod sync_cmd;
 pub(crate) mod table;
 

@@ -67,7 +67,7 @@ pub fn options(settings: &Settings, args: &ReportArgs) -> Result<ReportOptions> 
 /// Runs the command.
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
     let opts = options(settings, args)?;
-    let outcome = report::run(&opts)?;
+    let outcome = report::run(&opts).map_err(suggest_a_name)?;
     // What this run cost; `orgledger bench` reads it from its report children.
     tracing::debug!(
         peak_rss_mb = crate::cli::bench_cmd::peak_rss_mb(),
@@ -102,6 +102,22 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
         crate::outln!("{published}");
     }
     Ok(Exit::Ok)
+}
+
+/// An unknown report name, with the valid one it most likely meant.
+fn suggest_a_name(e: report::ReportError) -> anyhow::Error {
+    match e {
+        report::ReportError::UnknownReport { name, valid } => {
+            match crate::cli::suggest::closest(&name, valid.split(", ")) {
+                Some(meant) => crate::cli::UsageError(format!(
+                    "unknown report {name:?}; did you mean {meant:?}? valid reports: {valid}"
+                ))
+                .into(),
+                None => report::ReportError::UnknownReport { name, valid }.into(),
+            }
+        }
+        other => other.into(),
+    }
 }
 
 #[cfg(test)]

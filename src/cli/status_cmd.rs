@@ -19,6 +19,7 @@ const RUNS_SQL: &str = "SELECT id, status, observed_at, started_at, finished_at,
 const CLOCKS: &str = "(observed_at and last_change: the service's clock, the time the data is valid from; \
     started_at and finished_at: this machine's clock)";
 
+/// `message` last: it is shown whole there (its cause is at its end).
 const ERRORS_SQL: &str = "SELECT run_id, operation, entity, http_status, message \
     FROM sync_errors ORDER BY id DESC LIMIT 10";
 
@@ -40,7 +41,8 @@ fn tables_sql() -> String {
         .iter()
         .map(|t| {
             format!(
-                "SELECT '{0}' AS \"table\", SUM(removed_at IS NULL) AS live, SUM(removed_at IS NOT NULL) AS removed, \
+                "SELECT '{0}' AS \"table\", COALESCE(SUM(removed_at IS NULL), 0) AS live, \
+                 COALESCE(SUM(removed_at IS NOT NULL), 0) AS removed, \
                  {1} AS history, MAX(valid_from) AS last_change FROM {0}",
                 t.name,
                 mirror::moves::archived_count_sql(t)
@@ -53,9 +55,11 @@ fn tables_sql() -> String {
 /// How a section reads in the text form.
 enum Text {
     /// A table; with no rows, the title and this sentence instead. Then a note.
+    /// With `whole_last`, the last column's cells are not cut.
     Table {
         empty: &'static str,
         note: Option<&'static str>,
+        whole_last: bool,
     },
     /// One sentence made from the rows.
     Sentence(fn(&ResultSet) -> String),
@@ -70,7 +74,11 @@ struct Section {
 }
 
 fn sections(conn: &Connection) -> Result<Vec<Section>, mirror::MirrorError> {
-    let table = |empty| Text::Table { empty, note: None };
+    let table = |empty| Text::Table {
+        empty,
+        note: None,
+        whole_last: false,
+    };
     Ok(vec![
         Section {
             key: "last_runs",
@@ -78,6 +86,7 @@ fn sections(conn: &Connection) -> Result<Vec<Section>, mirror::MirrorError> {
             text: Text::Table {
                 empty: "none yet",
                 note: Some(CLOCKS),
+                whole_last: false,
             },
             rows: table::fetch(conn, RUNS_SQL)?,
         },
@@ -96,7 +105,11 @@ fn sections(conn: &Connection) -> Result<Vec<Section>, mirror::MirrorError> {
         Section {
             key: "recent_errors",
             title: "recent errors",
-            text: table("none"),
+            text: Text::Table {
+                empty: "none",
+                note: None,
+                whole_last: true,
+            },
             rows: table::fetch(conn, ERRORS_SQL)?,
         },
         Section {
@@ -139,9 +152,15 @@ fn print_text(db: &std::path::Path, sections: &[Section]) -> Result<()> {
             Text::Table { empty, .. } if section.rows.rows.is_empty() => {
                 crate::outln!("\n{}: {empty}", section.title);
             }
-            Text::Table { note, .. } => {
+            Text::Table {
+                note, whole_last, ..
+            } => {
                 crate::outln!("\n{}:", section.title);
-                crate::out!("{}", section.rows.to_table());
+                if *whole_last {
+                    crate::out!("{}", section.rows.to_table_whole_last());
+                } else {
+                    crate::out!("{}", section.rows.to_table());
+                }
                 if let Some(note) = note {
                     crate::outln!("{note}");
                 }

@@ -101,6 +101,17 @@ impl ResultSet {
 
     /// Aligned text, long cells cut at 60 characters.
     pub fn to_table(&self) -> String {
+        self.aligned(false)
+    }
+
+    /// Aligned text, long cells cut at 60 characters except in the last column,
+    /// which nothing follows on its line: a message there keeps its end, where its
+    /// cause is.
+    pub fn to_table_whole_last(&self) -> String {
+        self.aligned(true)
+    }
+
+    fn aligned(&self, whole_last: bool) -> String {
         let cut = |s: String| -> String {
             if s.chars().count() > 60 {
                 s.chars().take(57).chain("...".chars()).collect()
@@ -108,16 +119,33 @@ impl ResultSet {
                 s
             }
         };
+        let last = self.columns.len().saturating_sub(1);
         let cells: Vec<Vec<String>> = self
             .rows
             .iter()
-            .map(|r| r.iter().map(|c| cut(plain(c))).collect())
+            .map(|r| {
+                r.iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        if whole_last && i == last {
+                            plain(c)
+                        } else {
+                            cut(plain(c))
+                        }
+                    })
+                    .collect()
+            })
             .collect();
         let mut widths: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
         for row in &cells {
             for (w, c) in widths.iter_mut().zip(row) {
                 *w = (*w).max(c.chars().count());
             }
+        }
+        // A whole last column runs to the end of its line: its rule stays as wide
+        // as its title rather than as its longest message.
+        if whole_last && let (Some(w), Some(title)) = (widths.last_mut(), self.columns.last()) {
+            *w = title.chars().count();
         }
         let line = |row: &[String]| -> String {
             let parts: Vec<String> = row

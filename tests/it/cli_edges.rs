@@ -147,8 +147,16 @@ async fn usage_mistakes_exit_2_and_say_what_is_wrong() {
         USAGE,
     );
     assert!(
-        report.contains("unknown report \"entitlement\""),
+        report.contains("unknown report \"entitlement\"; did you mean \"entitlements\"?"),
         "{report}"
+    );
+    let far = error_line(
+        orgledger(&db).args(["report", "billing", "--out", out.to_str().expect("utf-8")]),
+        USAGE,
+    );
+    assert!(
+        far.contains("unknown report \"billing\"; valid reports: "),
+        "{far}"
     );
     let query = error_line(orgledger(&db).args(["query", " ; "]), USAGE);
     assert!(query.contains("the query is empty"), "{query}");

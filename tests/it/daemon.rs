@@ -226,10 +226,37 @@ async fn a_new_mirror_is_synced_at_start_and_the_log_says_when_each_job_is_due()
     assert!(stderr.contains("syncing now"), "{stderr}");
 
     // A mirror with a finished sync waits for its schedule, unless told otherwise.
-    let child = daemon(&sb, &db, &out, sync_cron, report_cron);
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let (code, _, stderr) = terminate(child).await;
+    // The daemon decides right after it logs "daemon started" and before it waits
+    // for a signal: stopped once that line is out, it has decided, and a stop it
+    // took while waiting ("stop requested") with no "syncing now" before it is a
+    // start without a sync, however slowly the machine got there.
+    let mut child = daemon(&sb, &db, &out, sync_cron, report_cron);
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let log = log.clone();
+        let mut pipe = child.stderr.take().expect("stderr is piped");
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = pipe.read(&mut chunk) {
+                log.lock()
+                    .expect("log")
+                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        })
+    };
+    wait_until("the daemon's start", Duration::from_secs(30), || {
+        log.lock().expect("log").contains("daemon started")
+    })
+    .await;
+    let (code, _) = common::signal_and_wait(&mut child, "-TERM").await;
+    reader.join().expect("stderr reader");
+    let stderr = log.lock().expect("log").clone();
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    assert!(stderr.contains("stop requested"), "{stderr}");
+    assert!(
+        !stderr.contains("syncing now"),
+        "no sync at start:\n{stderr}"
+    );
     assert_eq!(runs(&db, "succeeded"), 1, "no sync at start:\n{stderr}");
     let child = daemon_with(&sb, &db, &out, sync_cron, report_cron, &["--sync-now"]);
     wait_until("a sync asked for", Duration::from_secs(30), || {

@@ -80,4 +80,61 @@ fn man_dir_writes_a_page_per_command() {
     }
     let sync = std::fs::read_to_string(out.join("orgledger-sync.1")).expect("sync page");
     assert!(sync.contains("whitelabel\\-org"), "{sync}");
+    // Pages only for real commands: none for clap's `help` pseudo-command, and no
+    // page lists one.
+    for page in pages(&out) {
+        let name = page.file_name().map(|n| n.to_string_lossy().into_owned());
+        assert!(
+            name.as_deref().is_some_and(|n| !n.contains("-help")),
+            "{}",
+            page.display()
+        );
+        let text = std::fs::read_to_string(&page).expect("page");
+        assert!(!text.contains("\\-help("), "{}", page.display());
+    }
+}
+
+/// The `.1` files in `dir`, sorted.
+fn pages(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut pages: Vec<_> = std::fs::read_dir(dir)
+        .expect("ls")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "1"))
+        .collect();
+    pages.sort();
+    pages
+}
+
+#[test]
+fn the_man_pages_are_lint_clean_under_mandoc() {
+    let present = std::process::Command::new("mandoc")
+        .arg("-Tlint")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok();
+    if !present {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but mandoc is missing (.ci/setup installs it)"
+        );
+        eprintln!("note: no mandoc; skipping the man pages' lint");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, _, stderr) = outputs(bin().arg("man").arg("--dir").arg(dir.path()));
+    assert_eq!(code, Some(0), "{stderr}");
+    let pages = pages(dir.path());
+    assert!(pages.len() > commands().len(), "{pages:?}");
+    let (code, out, err) = outputs(
+        std::process::Command::new("mandoc")
+            .args(["-Tlint", "-Wwarning"])
+            .args(&pages),
+    );
+    assert_eq!(
+        (out.as_str(), err.as_str()),
+        ("", ""),
+        "mandoc -Tlint -Wwarning"
+    );
+    assert_eq!(code, Some(0));
 }

@@ -14,6 +14,20 @@ const BUCKET: &str = "orgledger-it";
 const KEY_ID: &str = "AKIAORGLEDGERIT00001";
 const SECRET: &str = "it-secret-Zq8vW3kP0xLr7TnB";
 
+/// `tool` when it is `ready`; otherwise None with a note, and on CI (where
+/// `.ci/setup` installs every emulator these tests use) a failure.
+pub(crate) fn installed(tool: PathBuf, ready: bool, what: &str) -> Option<PathBuf> {
+    if !ready {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but {what} is missing (.ci/setup installs it)"
+        );
+        eprintln!("note: no {what} in ~/.cache/orgledger; skipping the object-store test");
+        return None;
+    }
+    Some(tool)
+}
+
 /// The venv's Python with moto, DuckDB and s3fs, or None (with a note).
 fn python() -> Option<PathBuf> {
     let home = std::env::var_os("HOME")?;
@@ -25,55 +39,90 @@ fn python() -> Option<PathBuf> {
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
-    if !ready {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but the S3 test venv is missing (.ci/setup installs it)"
-        );
-        eprintln!(
-            "note: no moto/duckdb venv in ~/.cache/orgledger; skipping the object-store test"
-        );
-        return None;
+    installed(py, ready, "moto/duckdb venv")
+}
+
+/// A free loopback port (another process may take it before the emulator binds it;
+/// the emulator then fails to start and the test says so).
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// An emulator process listening on a loopback port, stopped when dropped.
+pub(crate) struct Emulator {
+    child: Child,
+}
+
+impl Emulator {
+    /// Spawns `cmd` (silenced) and waits until `port` accepts connections.
+    pub(crate) async fn start(mut cmd: Command, port: u16, what: &str) -> Emulator {
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        let mut emulator = Emulator {
+            child: cmd.spawn().unwrap_or_else(|e| panic!("{what} starts: {e}")),
+        };
+        for _ in 0..300 {
+            if let Ok(Some(status)) = emulator.child.try_wait() {
+                panic!("{what} exited before listening on {port}: {status}");
+            }
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return emulator;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("{what} did not listen on {port} within 30 s");
     }
-    Some(py)
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Reading a test bucket back, whatever the store's protocol.
+pub(crate) trait Objects {
+    /// An object's bytes, None when there is none.
+    async fn get(&self, key: &str) -> Option<Vec<u8>>;
+
+    /// Keys under `prefix`, sorted.
+    async fn keys(&self, prefix: &str) -> Vec<String>;
+
+    async fn manifest(&self, key: &str) -> serde_json::Value {
+        let bytes = self
+            .get(key)
+            .await
+            .unwrap_or_else(|| panic!("{key} exists"));
+        serde_json::from_slice(&bytes).expect("manifest JSON")
+    }
 }
 
 /// A moto S3 server on a free loopback port, stopped when dropped.
 struct Moto {
-    child: Child,
+    _process: Emulator,
     endpoint: String,
 }
 
 impl Moto {
     /// Starts the server; with `auth`, it checks every request's credentials.
     async fn start(py: &Path, auth: bool) -> Moto {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        let port = free_port();
         let mut cmd = Command::new(py);
         cmd.args(["-m", "moto.server", "-H", "127.0.0.1", "-p"])
-            .arg(port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .arg(port.to_string());
         if auth {
             cmd.env("INITIAL_NO_AUTH_ACTION_COUNT", "0");
         }
-        let child = cmd.spawn().expect("moto starts");
-        let moto = Moto {
-            child,
+        Moto {
+            _process: Emulator::start(cmd, port, "moto").await,
             endpoint: format!("http://127.0.0.1:{port}"),
-        };
-        for _ in 0..300 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_ok()
-            {
-                return moto;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
-        panic!("moto did not listen on {port} within 30 s");
     }
 
     /// A request moto takes as the test user's: it does not check signatures
@@ -98,8 +147,9 @@ impl Moto {
             .status();
         assert!(status.is_success(), "create bucket: {status}");
     }
+}
 
-    /// Keys under `prefix`, sorted.
+impl Objects for Moto {
     async fn keys(&self, prefix: &str) -> Vec<String> {
         // The prefixes of these tests need no escaping.
         let body = self
@@ -123,7 +173,6 @@ impl Moto {
         keys
     }
 
-    /// An object's bytes, None when there is none.
     async fn get(&self, key: &str) -> Option<Vec<u8>> {
         let answer = self
             .request(reqwest::Method::GET, &format!("/{key}"))
@@ -135,21 +184,6 @@ impl Moto {
         }
         assert!(answer.status().is_success(), "{key}: {}", answer.status());
         Some(answer.bytes().await.expect("body").to_vec())
-    }
-
-    async fn manifest(&self, key: &str) -> serde_json::Value {
-        let bytes = self
-            .get(key)
-            .await
-            .unwrap_or_else(|| panic!("{key} exists"));
-        serde_json::from_slice(&bytes).expect("manifest JSON")
-    }
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -167,7 +201,7 @@ fn orgledger_s3(db: &Path, endpoint: &str) -> Command {
 }
 
 /// Runs a command off the async threads (the proxy and the sandbox run on them).
-async fn run(mut cmd: Command) -> (Option<i32>, String, String) {
+pub(crate) async fn run(mut cmd: Command) -> (Option<i32>, String, String) {
     tokio::task::spawn_blocking(move || common::outputs(&mut cmd))
         .await
         .expect("command thread")
@@ -194,19 +228,23 @@ fn withdrawal(requests: &[String]) -> usize {
 }
 
 /// A mirror synced from the tiny sandbox world.
-async fn mirror() -> (tempfile::TempDir, PathBuf) {
+pub(crate) async fn mirror() -> (tempfile::TempDir, PathBuf) {
     let (_sb, dir, db) = common::synced().await;
     (dir, db)
 }
 
 /// Every file a manifest lists is in the store with its checksum.
-async fn listed_files_are_whole(moto: &Moto, prefix: &str, manifest: &serde_json::Value) {
+pub(crate) async fn listed_files_are_whole(
+    store: &impl Objects,
+    prefix: &str,
+    manifest: &serde_json::Value,
+) {
     let files = manifest["files"].as_array().expect("files");
     assert!(!files.is_empty());
     for entry in files {
         let file = entry["file"].as_str().expect("file");
         let key = format!("{prefix}/{file}");
-        let bytes = moto
+        let bytes = store
             .get(&key)
             .await
             .unwrap_or_else(|| panic!("{key} is listed but missing"));
@@ -322,22 +360,47 @@ async fn export_and_report_upload_to_s3_and_duckdb_reads_the_export_back() {
     assert!(!dir.path().join("s3:").exists());
 }
 
-/// A loopback S3 front for moto that records every request and, once armed, refuses
-/// data uploads after `allow` of them (403, which no client retries): a store that
-/// fails half-way through a set.
+/// A loopback front for an emulator that records every request and, once armed,
+/// refuses data uploads after `allow` of them (403, which no client retries): a store
+/// that fails half-way through a set.
 #[derive(Clone)]
-struct Front {
+pub(crate) struct Front {
     upstream: String,
     log: Arc<Mutex<Vec<String>>>,
     allow: Arc<Mutex<Option<usize>>>,
+    bridge: Bridge,
+}
+
+/// What a front changes between a client and an emulator that answers a request
+/// differently from the real store.
+#[derive(Clone, Copy)]
+pub(crate) struct Bridge {
+    /// The path and query sent upstream for a request's method, path and query.
+    pub(crate) request: fn(&axum::http::Method, String) -> String,
+    /// Changes the answer's headers, given the request's method and the answer's body.
+    pub(crate) answer: fn(&axum::http::Method, &mut axum::http::HeaderMap, &[u8]),
+}
+
+impl Bridge {
+    /// Everything passes as it is.
+    const NONE: Bridge = Bridge {
+        request: |_, path| path,
+        answer: |_, _, _| {},
+    };
 }
 
 impl Front {
     async fn start(upstream: &str) -> (Front, String) {
+        Front::bridging(upstream, Bridge::NONE).await
+    }
+
+    /// A front that changes requests and answers as `bridge` says.
+    pub(crate) async fn bridging(upstream: &str, bridge: Bridge) -> (Front, String) {
         let front = Front {
             upstream: upstream.to_string(),
             log: Arc::default(),
             allow: Arc::default(),
+            bridge,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -352,7 +415,7 @@ impl Front {
         (front, format!("http://{addr}"))
     }
 
-    fn requests(&self) -> Vec<String> {
+    pub(crate) fn requests(&self) -> Vec<String> {
         self.log.lock().expect("log").clone()
     }
 }
@@ -386,21 +449,24 @@ async fn forward(
     let body = axum::body::to_bytes(body, usize::MAX)
         .await
         .expect("request body");
-    let mut upstream = common::http().request(method, format!("{}{path}", front.upstream));
+    let sent = (front.bridge.request)(&method, path);
+    let mut upstream = common::http().request(method.clone(), format!("{}{sent}", front.upstream));
     for (name, value) in &parts.headers {
         if name != axum::http::header::HOST {
             upstream = upstream.header(name, value);
         }
     }
-    let answer = upstream.body(body).send().await.expect("moto answers");
+    let answer = upstream.body(body).send().await.expect("the store answers");
     let status = answer.status();
+    let mut headers = answer.headers().clone();
+    let bytes = answer.bytes().await.expect("the store's body");
+    (front.bridge.answer)(&method, &mut headers, &bytes);
     let mut response = axum::response::Response::builder().status(status);
-    for (name, value) in answer.headers() {
+    for (name, value) in &headers {
         if name != axum::http::header::TRANSFER_ENCODING && name != axum::http::header::CONNECTION {
             response = response.header(name, value);
         }
     }
-    let bytes = answer.bytes().await.expect("moto body");
     response
         .body(axum::body::Body::from(bytes))
         .expect("response")
