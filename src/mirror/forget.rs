@@ -401,14 +401,7 @@ fn text_columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<(String,
     let keys: Vec<&str> = spec
         .map(|s| s.key.iter().map(|c| c.name).collect())
         .unwrap_or_default();
-    let personal: Vec<&str> = spec
-        .map(|s| {
-            privacy::personal_columns(s)
-                .iter()
-                .flat_map(|(_, fields)| fields.iter().copied())
-                .collect()
-        })
-        .unwrap_or_default();
+    let personal: Vec<&str> = spec.map(privacy::personal_fields).unwrap_or_default();
     let mut stmt = conn
         .prepare("SELECT name FROM pragma_table_info(?1) WHERE upper(type) = 'TEXT' AND pk = 0")?;
     let names = stmt.query_map([table], |r| r.get::<_, String>(0))?;
@@ -510,6 +503,27 @@ fn documents(tx: &Transaction<'_>, user_id: i64, texts: &Texts) -> Result<u64, F
     Ok(cleaned.len() as u64)
 }
 
+/// Takes `texts` out of the text values of a row (not its key; in the fields that
+/// say who someone is, addresses only, as [`text_columns`] does); whether any was.
+fn scrub_row(
+    table: &spec::TableSpec,
+    values: &mut [rusqlite::types::Value],
+    texts: &Texts,
+) -> bool {
+    let personal = privacy::personal_fields(table);
+    let mut changed = false;
+    for (i, column) in table.all_columns().enumerate().skip(table.key.len()) {
+        let names_too = !personal.contains(&column.name);
+        if let Some(rusqlite::types::Value::Text(text)) = values.get_mut(i)
+            && texts.hit(text.as_bytes(), names_too)
+        {
+            *text = texts.scrub(text, names_too);
+            changed = true;
+        }
+    }
+    changed
+}
+
 /// A stored body's bytes in one block.
 fn bytes_of(body: &raw::Pieces) -> Result<Vec<u8>, MirrorError> {
     let mut out = Vec::with_capacity(body.len());
@@ -554,11 +568,35 @@ impl KeptRedacted {
         self.people.is_empty()
     }
 
-    /// Empties their personal fields in `row` of `table`; its hash becomes the one
-    /// of what is stored, as `forget` leaves it, so an unchanged answer writes nothing.
-    pub fn row(&self, table: &spec::TableSpec, row: &mut crate::mirror::table::Row) {
-        if !self.people.is_empty() && privacy::redact_row(table, &mut row.values, &self.people) {
-            row.hash = content_hash(&row.values);
+    /// The rows of one document without them: their personal fields emptied, and
+    /// their addresses and names (read from their own rows of the document) taken
+    /// out of every other text, as `forget` leaves the mirror. A changed row's hash
+    /// becomes the one of what is stored, so an unchanged answer writes nothing.
+    pub fn rows(&self, rows: &mut [(&spec::TableSpec, &mut crate::mirror::table::Row)]) {
+        if self.people.is_empty() {
+            return;
+        }
+        let (mut emails, mut names) = (Vec::new(), Vec::new());
+        for (table, row) in rows.iter() {
+            for (field, text) in privacy::texts_of_row(table, &row.values, &self.people) {
+                match field {
+                    "email" => emails.push(text),
+                    _ => names.push(text),
+                }
+            }
+        }
+        let texts = Texts::new(
+            emails.iter().map(String::as_str),
+            names.iter().map(String::as_str),
+        );
+        for (table, row) in rows.iter_mut() {
+            let mut changed = privacy::redact_row(table, &mut row.values, &self.people);
+            if !texts.is_empty() {
+                changed |= scrub_row(table, &mut row.values, &texts);
+            }
+            if changed {
+                row.hash = content_hash(&row.values);
+            }
         }
     }
 

@@ -152,6 +152,41 @@ pub fn redact_row(table: &TableSpec, row: &mut [Value], people: &HashSet<i64>) -
     redacted
 }
 
+/// Every field of `table` that says who someone is.
+pub fn personal_fields(table: &TableSpec) -> Vec<&'static str> {
+    personal_columns(table)
+        .iter()
+        .flat_map(|(_, fields)| fields.iter().copied())
+        .collect()
+}
+
+/// The texts that name one of `people` in their own row: (field, text) of its
+/// address, name, username or owner name.
+pub fn texts_of_row(
+    table: &TableSpec,
+    row: &[Value],
+    people: &HashSet<i64>,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    for (id_column, fields) in personal_columns(table) {
+        let theirs = table
+            .index_of(id_column)
+            .and_then(|i| row.get(i))
+            .is_some_and(|v| matches!(v, Value::Integer(id) if people.contains(id)));
+        if !theirs {
+            continue;
+        }
+        for field in ["email", "name", "username", "owner"] {
+            if fields.contains(&field)
+                && let Some(Value::Text(text)) = table.index_of(field).and_then(|i| row.get(i))
+            {
+                out.push((field, text.clone()));
+            }
+        }
+    }
+    out
+}
+
 /// The tables that hold a person's own fields.
 pub fn person_tables() -> impl Iterator<Item = &'static TableSpec> {
     spec::TABLES

@@ -324,17 +324,19 @@ impl State {
 /// Takes the people erased while still on the service out of a document's rows
 /// (their personal fields) and its body, before anything of it is stored.
 fn redact(doc: &mut Doc, kept: &KeptRedacted) -> Result<(), MirrorError> {
+    let mut rows = Vec::new();
     for set in &mut doc.rows.sets {
         match set {
-            RowSet::Root { table, row } => kept.row(table, row),
-            RowSet::Scope { table, rows, .. } => {
-                for row in rows {
-                    kept.row(table, row);
-                }
+            RowSet::Root { table, row } => rows.push((*table, row)),
+            RowSet::Scope {
+                table, rows: scope, ..
+            } => {
+                rows.extend(scope.iter_mut().map(|row| (*table, row)));
             }
             RowSet::Kept { .. } => {}
         }
     }
+    kept.rows(&mut rows);
     if let Some(raw) = &doc.raw
         && let Some(clean) = kept.body(raw)?
     {
