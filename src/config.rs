@@ -48,6 +48,18 @@ pub struct Config {
     /// The daemon's backups of the mirror.
     #[serde(default)]
     pub backup: BackupConfig,
+    /// Personal data of people who left.
+    #[serde(default)]
+    pub privacy: PrivacyConfig,
+}
+
+/// `[privacy]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivacyConfig {
+    /// Each sync (the daemon's too) ends by erasing the people removed from the
+    /// service more than this many days before (`orgledger forget` for each).
+    pub forget_removed_after_days: Option<u32>,
 }
 
 /// `[backup]`.

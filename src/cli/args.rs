@@ -151,6 +151,11 @@ pub enum Command {
     /// Replace the mirror with a backup, after checking it; the replaced mirror is
     /// kept beside it.
     Restore(RestoreArgs),
+    /// Erase a person's personal data from the mirror (name, username, e-mail,
+    /// company, photo, free text holding them; every version, the raw documents and
+    /// the alert outbox), keeping their id and every number, then rewrite the file so
+    /// no copy stays in free pages or the WAL (docs/guarantees.md).
+    Forget(ForgetArgs),
     /// Run a read-only SQL query against the mirror.
     Query(QueryArgs),
     /// List what changed in the mirror between two points of its history.
@@ -420,6 +425,26 @@ pub enum ExportFormat {
     /// Apache Parquet, zstd-compressed.
     #[default]
     Parquet,
+}
+
+/// `forget` options.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("person").required(true).args(["user", "email"])))]
+pub struct ForgetArgs {
+    /// The person's user id.
+    #[arg(long, value_name = "ID")]
+    pub user: Option<i64>,
+    /// An e-mail address the mirror holds for the person (now or in its history).
+    #[arg(long, value_name = "ADDRESS")]
+    pub email: Option<String>,
+    /// Say what would be erased (rows by table, raw documents); change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Erase a person the service still has, and store their personal fields
+    /// redacted in every later sync. Without it, such a person is refused: the next
+    /// sync would store their data again.
+    #[arg(long)]
+    pub keep_redacted: bool,
 }
 
 /// `status` options.

@@ -265,6 +265,7 @@ fn prepare(args: &BenchArgs) -> Result<Bench> {
         has_jwt: true,
         store_secrets: false,
         progress: false,
+        forget_removed_after_days: None,
     };
     Ok(Bench {
         sandbox,

@@ -85,6 +85,7 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         has_jwt: true,
         store_secrets: false,
         progress: false,
+        forget_removed_after_days: None,
     };
     eprintln!(
         "sandbox at {} ({:?} world, seed {})",

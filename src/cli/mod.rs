@@ -17,6 +17,7 @@ pub(crate) mod daemon_cmd;
 pub(crate) mod demo_cmd;
 pub(crate) mod dest;
 pub(crate) mod export_cmd;
+pub(crate) mod forget_cmd;
 pub mod logging;
 pub(crate) mod man_cmd;
 pub mod out;
@@ -98,6 +99,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Check(args) => check_cmd::run(&settings, &args),
         Command::Backup(args) => backup_cmd::run(&settings, &args),
         Command::Restore(args) => restore_cmd::run(&settings, &args),
+        Command::Forget(args) => forget_cmd::run(&settings, &args),
         Command::Query(args) => query_cmd::run(&settings, &args),
         Command::Changes(args) => changes_cmd::run(&settings, &args),
         Command::Api(args) => api_cmd::run(&settings, &args).await,

@@ -124,6 +124,12 @@ fn sections(conn: &Connection) -> Result<Vec<Section>, mirror::MirrorError> {
             text: table("none yet"),
             rows: table::fetch(conn, mirror::maintenance::STATUS_SQL)?,
         },
+        Section {
+            key: "erasures",
+            title: "erasures (personal data forgotten; the last 20)",
+            text: table("none"),
+            rows: table::fetch(conn, mirror::privacy::STATUS_SQL)?,
+        },
     ])
 }
 

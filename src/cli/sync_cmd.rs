@@ -27,6 +27,7 @@ pub fn prepare(settings: &Settings, args: &SyncArgs) -> Result<(Client, SyncOpti
         has_jwt,
         store_secrets: args.store_secrets || settings.config.store_secrets.unwrap_or(false),
         progress: !args.no_progress,
+        forget_removed_after_days: settings.config.privacy.forget_removed_after_days,
     };
     Ok((client, opts))
 }

@@ -137,6 +137,13 @@ pub enum GuardError {
 /// The action in words when it is not a plain read, None when it is allowed.
 fn refusal(ctx: &AuthContext<'_>) -> Option<String> {
     match ctx.action {
+        AuthAction::Read { table_name, .. }
+            if crate::mirror::privacy::UNREADABLE.contains(&table_name) =>
+        {
+            Some(format!(
+                "reading {table_name} (the key of the reports' pseudonyms, which would undo them)"
+            ))
+        }
         AuthAction::Select | AuthAction::Read { .. } | AuthAction::Recursive => None,
         AuthAction::Function { function_name }
             if function_name.eq_ignore_ascii_case("load_extension") =>
@@ -204,7 +211,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("m.db");
         let mut conn = Connection::open(&path).expect("open");
-        conn.execute_batch("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1)")
+        conn.execute_batch(
+            "CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1); CREATE TABLE privacy_key (key BLOB)",
+        )
             .expect("setup");
         let guard = ReadOnlyGuard::install(&mut conn).expect("guard");
         assert!(guard.prepare(&conn, "SELECT a FROM t").is_ok());
@@ -224,6 +233,9 @@ mod tests {
             assert!(err.starts_with("`query` is read-only: "), "{sql}: {err}");
             assert!(err.contains(named), "{sql}: {err}");
         }
+        let err = guard.prepare(&conn, "SELECT hex(key) FROM privacy_key");
+        let err = err.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("reading privacy_key"), "{err}");
         let syntax = guard.prepare(&conn, "SELEC 1").err().map(|e| e.to_string());
         assert!(!syntax.unwrap_or_default().contains("read-only"));
     }

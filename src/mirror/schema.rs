@@ -134,6 +134,15 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("migrations/0011.sql"),
         fill: Some(crate::mirror::moves::split_history),
     },
+    // The key of the reports' pseudonyms (`crate::mirror::privacy`), made here once
+    // from SQLite's randomness, and the record of erasures (`orgledger forget`):
+    // when and whose, never what.
+    Migration {
+        version: 12,
+        what: "privacy_key: the pseudonyms' key; erasures: who was forgotten and when",
+        sql: include_str!("migrations/0012.sql"),
+        fill: None,
+    },
 ];
 
 /// The schema version recorded in the mirror (0 for a new file), creating the
@@ -208,6 +217,7 @@ mod tests {
         "6c9adb79cab2be2ebed2a326fc858a3928223e6d22f672e7b4c7a2ad9c547975",
         "89aba690c247a00fe76429795466343af8db08468c6cea83b46d4def6e2d755c",
         "ea67787f3453385f9a00c4a31652682ea02dce3af404ee25a48f8bd733788a16",
+        "079beed6eb3cb3eb6475b5f1ce1f32927b5d4baf1373388d4e3ca19b6e6c9ee4",
     ];
 
     #[test]

@@ -710,7 +710,12 @@ pub fn markdown() -> String {
          HTTP status, message, attempts), `raw_documents` (the latest body of every fetched \
          document, so fields the models do not name are kept), `schema_migrations` (one row per \
          schema step applied), `maintenance_runs` (one row per `orgledger check` and per \
-         verified backup: kind, time, outcome, the backup file; `status` shows the last of each).\n\n\
+         verified backup: kind, time, outcome, the backup file; `status` shows the last of each), \
+         `privacy_key` (the random key of the reports' pseudonyms, made once per mirror; never \
+         exported, reported or readable by `query`), `erasures` (one row per person erased by \
+         `orgledger forget` or the retention of people who left: `user_id`, `at`, `reason` \
+         request/retention, `keep_redacted`: later syncs store their personal fields redacted; \
+         never what was erased).\n\n\
          Derived: `daily_series` (one row per white label user with live daily metrics: \
          `user_id` and `series`, their days' CPU, GPU and compute seconds and storage bytes \
          added and deleted packed in one blob, rewritten with the user's `daily_metrics` \

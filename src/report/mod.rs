@@ -653,7 +653,8 @@ fn finish(
         df = complete.attach(&job.name, sources, df)?;
     }
     if opts.redact_pii {
-        df = pii::redact(&job.name, df, job.builtin.is_none())?;
+        let names = pii::Pseudonyms::of_mirror(&opts.db)?;
+        df = pii::redact(&names, &job.name, df, job.builtin.is_none())?;
     }
     let files = write_formats(dir, &job.name, &df, formats, opts.file_mode)?;
     Ok((job.name.clone(), df, files))

@@ -253,7 +253,8 @@ fn redact_pii_leaves_no_email_or_person_name() {
         }
     }
     // Pseudonyms are stable: the same person reads the same in every report.
-    let alias = crate::report::pii::pseudonym("Ada Lovelace");
+    let names = crate::report::pii::Pseudonyms::of_mirror(&m.path).expect("key");
+    let alias = names.pseudonym("Ada Lovelace");
     let trials = std::fs::read_to_string(out.dir.join("trials.csv")).expect("trials");
     let trends = std::fs::read_to_string(out.dir.join("compute_trends.csv")).expect("trends");
     assert!(

@@ -56,6 +56,9 @@ pub struct SyncOptions {
     pub store_secrets: bool,
     /// Show a progress bar (only drawn on a terminal).
     pub progress: bool,
+    /// Erase, at the end of the run, the people removed from the service more than
+    /// this many days before it (`[privacy] forget_removed_after_days`).
+    pub forget_removed_after_days: Option<u32>,
 }
 
 /// How a sync ended.
@@ -294,6 +297,23 @@ fn end_early(
     Ok(run.outcome(status, totals, errors))
 }
 
+/// Erases the people who left more than `days` days ago. A failure leaves the run
+/// as it ended (its data is stored) and is logged; the next sync tries again.
+fn apply_retention(db: &std::path::Path, days: u32) {
+    let erased = mirror::open_rw(db)
+        .map_err(mirror::forget::ForgetError::from)
+        .and_then(|mut conn| mirror::forget::apply_retention(&mut conn, db, days));
+    match erased {
+        Ok(ids) if ids.is_empty() => {}
+        Ok(ids) => tracing::info!(
+            people = ids.len(),
+            days,
+            "erased the personal data of people removed from the service more than {days} days ago"
+        ),
+        Err(e) => tracing::error!(error = %e, "cannot erase the people removed from the service"),
+    }
+}
+
 /// Ends a run that failed before the crawl began, with its one error.
 fn fail_early(
     conn: &rusqlite::Connection,
@@ -429,6 +449,11 @@ async fn finish(
             return Err(e);
         }
     };
+    if let Some(days) = opts.forget_removed_after_days
+        && matches!(status, RunStatus::Succeeded | RunStatus::Partial)
+    {
+        apply_retention(&opts.db, days);
+    }
     Ok(run.outcome(status, totals, errors))
 }
 

@@ -14,6 +14,7 @@
 //! bounded by the data, not by how many documents a fast machine gets through in the
 //! window.
 
+use crate::mirror::forget::KeptRedacted;
 use crate::mirror::key_set::KeySet;
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
 use crate::mirror::spec::TABLES;
@@ -99,7 +100,7 @@ impl Writer {
         let thread = std::thread::Builder::new()
             .name("orgledger-writer".into())
             .spawn(move || {
-                let mut state = State::new(conn, stamp);
+                let mut state = State::new(conn, stamp)?;
                 state.drain(rx)?;
                 let ending = ending_rx.recv().unwrap_or(Ending {
                     status: RunStatus::Aborted,
@@ -181,14 +182,17 @@ impl Batch {
         &mut self,
         tx: &Transaction,
         writers: &mut Writers,
-        stamp: &RunStamp,
+        (stamp, kept): (&RunStamp, &KeptRedacted),
         msg: WriterMsg,
         seen: &mut Seen,
     ) -> Result<(), MirrorError> {
         self.docs += 1;
         match msg {
-            WriterMsg::Doc(doc) => {
+            WriterMsg::Doc(mut doc) => {
                 self.bytes += doc.raw.as_ref().map_or(0, |raw| raw.size);
+                if !kept.is_empty() {
+                    redact(&mut doc, kept)?;
+                }
                 let stats = apply_doc(tx, writers, stamp, *doc, seen)?;
                 self.stats.add(stats);
             }
@@ -204,6 +208,8 @@ impl Batch {
 struct State {
     conn: Connection,
     stamp: RunStamp,
+    /// People erased while still on the service: stored redacted.
+    kept: KeptRedacted,
     tables: HashMap<&'static str, TableSql>,
     seen: Seen,
     stats: WriteStats,
@@ -211,19 +217,20 @@ struct State {
 }
 
 impl State {
-    fn new(conn: Connection, stamp: RunStamp) -> Self {
+    fn new(conn: Connection, stamp: RunStamp) -> Result<Self, MirrorError> {
         let tables = TABLES
             .iter()
             .map(|spec| (spec.name, TableSql::new(spec)))
             .collect();
-        State {
+        Ok(State {
+            kept: KeptRedacted::read(&conn)?,
             conn,
             stamp,
             tables,
             seen: Seen::default(),
             stats: WriteStats::default(),
             errors: 0,
-        }
+        })
     }
 
     fn drain(&mut self, mut rx: mpsc::Receiver<WriterMsg>) -> Result<(), MirrorError> {
@@ -250,7 +257,13 @@ impl State {
             let mut batch = Batch::default();
             let mut next = Some(first);
             while let Some(msg) = next.take() {
-                batch.apply(&tx, &mut writers, &self.stamp, msg, &mut self.seen)?;
+                batch.apply(
+                    &tx,
+                    &mut writers,
+                    (&self.stamp, &self.kept),
+                    msg,
+                    &mut self.seen,
+                )?;
                 if batch.docs >= BATCH_DOCS || batch.bytes >= BATCH_BYTES {
                     break;
                 }
@@ -306,6 +319,30 @@ impl State {
         let _ = self.conn.execute_batch("PRAGMA wal_checkpoint(PASSIVE)");
         Ok(totals)
     }
+}
+
+/// Takes the people erased while still on the service out of a document's rows
+/// (their personal fields) and its body, before anything of it is stored.
+fn redact(doc: &mut Doc, kept: &KeptRedacted) -> Result<(), MirrorError> {
+    let mut rows = Vec::new();
+    for set in &mut doc.rows.sets {
+        match set {
+            RowSet::Root { table, row } => rows.push((*table, row)),
+            RowSet::Scope {
+                table, rows: scope, ..
+            } => {
+                rows.extend(scope.iter_mut().map(|row| (*table, row)));
+            }
+            RowSet::Kept { .. } => {}
+        }
+    }
+    kept.rows(&mut rows);
+    if let Some(raw) = &doc.raw
+        && let Some(clean) = kept.body(raw)?
+    {
+        doc.raw = Some(clean);
+    }
+    Ok(())
 }
 
 fn apply_doc(

@@ -97,6 +97,7 @@ pub fn sync_opts(handle: &SandboxHandle, db: &std::path::Path) -> SyncOptions {
         has_jwt: true,
         store_secrets: false,
         progress: false,
+        forget_removed_after_days: None,
     }
 }
 

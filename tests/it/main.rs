@@ -36,6 +36,7 @@ mod outages;
 mod output_files;
 mod packed_series;
 mod parsing_props;
+mod privacy;
 mod rate_limits;
 mod report_cli;
 mod reports_e2e;

@@ -95,9 +95,10 @@ fn members(conn: &Connection, redact: bool) -> Result<HashMap<i64, Vec<Member>>,
         .map_err(&err)?;
     let mut rows = stmt.query([]).map_err(&err)?;
     let mut out: HashMap<i64, Vec<Member>> = HashMap::new();
-    let personal = |text: String| match redact && !text.is_empty() {
-        true => pii::pseudonym(&text),
-        false => text,
+    let names = redact.then(|| pii::Pseudonyms::read(conn)).transpose()?;
+    let personal = |text: String| match &names {
+        Some(names) if !text.is_empty() => names.pseudonym(&text),
+        _ => text,
     };
     while let Some(row) = rows.next().map_err(&err)? {
         let org: Option<i64> = row.get(0).map_err(&err)?;
@@ -132,7 +133,7 @@ fn change_log(
     let all = changes::read(conn, &extract, &query)?;
     let mut df = changes::frame(&all)?;
     if opts.redact_pii {
-        df = pii::redact(changes::REPORT, df, false)?;
+        df = pii::redact(&pii::Pseudonyms::read(conn)?, changes::REPORT, df, false)?;
     }
     let texts: Vec<Vec<Option<&str>>> = changes::COLUMNS.iter().map(|c| strs(&df, c)).collect();
     let at = |name: &str| {

@@ -1,0 +1,266 @@
+//! The mirror's personal data: the key of the reports' pseudonyms, the record of
+//! erasures (`orgledger forget`, `[privacy] forget_removed_after_days`) and the
+//! people whose personal fields every later sync stores redacted.
+//!
+//! The key is made once per mirror, by migration 12, from SQLite's randomness
+//! (ChaCha20 seeded from the operating system's generator), and stays in the mirror
+//! (so in its backups, which hold the same personal data it protects). It is in no
+//! spec: `export` writes only the specs' tables, no report reads it, and `query`'s
+//! guard refuses to read it, so no file made from the mirror carries it.
+
+use crate::mirror::MirrorError;
+use crate::mirror::spec::{self, TableSpec};
+use rusqlite::types::Value;
+use rusqlite::{Connection, params};
+use std::collections::HashSet;
+use std::path::Path;
+
+/// Tables `query` may not read: what they hold would undo the pseudonyms.
+pub const UNREADABLE: &[&str] = &["privacy_key"];
+
+/// The key of the pseudonyms: 32 random bytes, never printed.
+#[derive(Clone)]
+pub struct PseudonymKey([u8; 32]);
+
+impl PseudonymKey {
+    /// The key's bytes, for the keyed hash.
+    pub fn bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for PseudonymKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PseudonymKey([redacted])")
+    }
+}
+
+/// The mirror's pseudonym key.
+pub fn pseudonym_key(conn: &Connection) -> rusqlite::Result<PseudonymKey> {
+    let bytes: Vec<u8> =
+        conn.query_row("SELECT key FROM privacy_key WHERE id = 1", [], |r| r.get(0))?;
+    let key: [u8; 32] = bytes.try_into().map_err(|_| {
+        rusqlite::Error::InvalidColumnType(0, "key".into(), rusqlite::types::Type::Blob)
+    })?;
+    Ok(PseudonymKey(key))
+}
+
+/// The pseudonym key of the mirror at `db`, read through a read-only connection.
+pub fn read_pseudonym_key(db: &Path) -> Result<PseudonymKey, MirrorError> {
+    let conn = crate::mirror::open_ro(db)?;
+    pseudonym_key(&conn).map_err(|e| MirrorError::open(db, e))
+}
+
+/// Why a person was erased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// `orgledger forget`.
+    Request,
+    /// `[privacy] forget_removed_after_days`.
+    Retention,
+}
+
+impl Reason {
+    fn as_str(self) -> &'static str {
+        match self {
+            Reason::Request => "request",
+            Reason::Retention => "retention",
+        }
+    }
+}
+
+/// Notes that a person's personal data was erased: when and whose (the id), never
+/// what.
+pub fn record_erasure(
+    conn: &Connection,
+    user_id: i64,
+    reason: Reason,
+    keep_redacted: bool,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO erasures (user_id, at, reason, keep_redacted) VALUES (?1, ?2, ?3, ?4)",
+        params![
+            user_id,
+            crate::mirror::now_text(),
+            reason.as_str(),
+            keep_redacted
+        ],
+    )?;
+    Ok(())
+}
+
+/// The `erasures` section of `orgledger status`.
+pub const STATUS_SQL: &str = "SELECT user_id, at, reason, keep_redacted FROM erasures \
+    ORDER BY at DESC, id DESC LIMIT 20";
+
+/// The people whose personal fields every sync stores redacted (erased while still
+/// on the service, with `--keep-redacted`).
+pub fn kept_redacted(conn: &Connection) -> rusqlite::Result<HashSet<i64>> {
+    conn.prepare("SELECT DISTINCT user_id FROM erasures WHERE keep_redacted = 1")?
+        .query_map([], |r| r.get(0))?
+        .collect()
+}
+
+/// The fields of a user record that say who the person is. Everything else (ids,
+/// flags, times, counts) stays.
+pub const PERSON_FIELDS: &[&str] = &[
+    "username",
+    "name",
+    "email",
+    "staff_company_name",
+    "photo",
+    "job_title",
+    "company_name",
+    "payment_customer_id",
+];
+
+/// The fields of a project that name its owner.
+pub const OWNER_FIELDS: &[&str] = &["owner", "owner_avatar"];
+
+/// Where a table holds a person's own fields: the column that holds their user id
+/// and the fields that are theirs in a row where it does.
+pub fn personal_columns(table: &TableSpec) -> &'static [(&'static str, &'static [&'static str])] {
+    match table.name {
+        "users" => &[("id", PERSON_FIELDS)],
+        "organization_members" | "project_collaborators" => &[("user_id", PERSON_FIELDS)],
+        "projects" => &[
+            ("owner_user_id", OWNER_FIELDS),
+            ("developer_profile_user_id", OWNER_FIELDS),
+        ],
+        _ => &[],
+    }
+}
+
+/// Sets the personal fields of `row` (values in `table`'s column order) to NULL
+/// when they belong to one of `people`; whether it did.
+pub fn redact_row(table: &TableSpec, row: &mut [Value], people: &HashSet<i64>) -> bool {
+    let mut redacted = false;
+    for (id_column, fields) in personal_columns(table) {
+        let whose = table.index_of(id_column).and_then(|i| match row.get(i) {
+            Some(Value::Integer(id)) => Some(*id),
+            _ => None,
+        });
+        if whose.is_some_and(|id| people.contains(&id)) {
+            for field in *fields {
+                if let Some(i) = table.index_of(field) {
+                    row[i] = Value::Null;
+                }
+            }
+            redacted = true;
+        }
+    }
+    redacted
+}
+
+/// Every field of `table` that says who someone is.
+pub fn personal_fields(table: &TableSpec) -> Vec<&'static str> {
+    personal_columns(table)
+        .iter()
+        .flat_map(|(_, fields)| fields.iter().copied())
+        .collect()
+}
+
+/// The texts that name one of `people` in their own row: (field, text) of its
+/// address, name, username or owner name.
+pub fn texts_of_row(
+    table: &TableSpec,
+    row: &[Value],
+    people: &HashSet<i64>,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    for (id_column, fields) in personal_columns(table) {
+        let theirs = table
+            .index_of(id_column)
+            .and_then(|i| row.get(i))
+            .is_some_and(|v| matches!(v, Value::Integer(id) if people.contains(id)));
+        if !theirs {
+            continue;
+        }
+        for field in ["email", "name", "username", "owner"] {
+            if fields.contains(&field)
+                && let Some(Value::Text(text)) = table.index_of(field).and_then(|i| row.get(i))
+            {
+                out.push((field, text.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The tables that hold a person's own fields.
+pub fn person_tables() -> impl Iterator<Item = &'static TableSpec> {
+    spec::TABLES
+        .iter()
+        .copied()
+        .filter(|t| !personal_columns(t).is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mirror::spec::{PROJECTS, USERS};
+    use crate::mirror::testkit::{i, row, t};
+
+    #[test]
+    fn every_named_field_is_a_column_of_its_table() {
+        for table in person_tables() {
+            for (id, fields) in personal_columns(table) {
+                assert!(table.index_of(id).is_some(), "{}.{id}", table.name);
+                for f in *fields {
+                    assert!(table.index_of(f).is_some(), "{}.{f}", table.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_people_named_lose_their_fields() {
+        let people = HashSet::from([7]);
+        let mut mine = row(
+            &USERS,
+            &[
+                ("id", i(7)),
+                ("email", t("a@b.example")),
+                ("tier", t("pro")),
+            ],
+        );
+        let mut theirs = row(&USERS, &[("id", i(8)), ("email", t("c@d.example"))]);
+        redact_row(&USERS, &mut mine, &people);
+        redact_row(&USERS, &mut theirs, &people);
+        assert_eq!(mine[USERS.index_of("email").expect("email")], Value::Null);
+        assert_eq!(mine[USERS.index_of("tier").expect("tier")], t("pro"));
+        assert_eq!(mine[0], i(7));
+        assert_eq!(
+            theirs[USERS.index_of("email").expect("email")],
+            t("c@d.example")
+        );
+        let mut project = row(
+            &PROJECTS,
+            &[("id", i(1)), ("owner", t("Ada")), ("owner_user_id", i(7))],
+        );
+        redact_row(&PROJECTS, &mut project, &people);
+        assert_eq!(
+            project[PROJECTS.index_of("owner").expect("owner")],
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn the_key_is_made_once_random_and_never_shown() {
+        let mut a = Connection::open_in_memory().expect("db");
+        let mut b = Connection::open_in_memory().expect("db");
+        crate::mirror::schema::migrate_to(&mut a, crate::mirror::schema::CURRENT_VERSION)
+            .expect("migrate");
+        crate::mirror::schema::migrate_to(&mut b, crate::mirror::schema::CURRENT_VERSION)
+            .expect("migrate");
+        let (ka, kb) = (
+            pseudonym_key(&a).expect("key"),
+            pseudonym_key(&b).expect("key"),
+        );
+        assert_ne!(ka.bytes(), kb.bytes(), "each mirror has its own key");
+        assert_ne!(ka.bytes(), &[0; 32]);
+        assert_eq!(format!("{ka:?}"), "PseudonymKey([redacted])");
+        let again = pseudonym_key(&a).expect("key");
+        assert_eq!(ka.bytes(), again.bytes());
+    }
+}
