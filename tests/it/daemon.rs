@@ -279,7 +279,7 @@ async fn report_ticks_missed_during_a_long_sync_run_the_report_once_and_the_log_
                 .nth(1)?
                 .split_whitespace()
                 .next()?
-                .parse()
+                .parse::<u64>()
                 .ok()
         })
         .sum();
