@@ -452,6 +452,9 @@ async fn a_chat_webhooks_url_is_named_in_no_log_error_mirror_row_or_status() {
     assert!(!stderr.contains(TOKEN), "{stderr}");
 }
 
+/// A status to answer with, and the `Retry-After` seconds to send with it.
+type Answer = (u16, Option<&'static str>);
+
 /// A receiver that answers from a script of statuses with an optional
 /// `Retry-After`, 200 once the script runs out, and notes when each POST came.
 struct Scripted {
@@ -460,8 +463,8 @@ struct Scripted {
 }
 
 impl Scripted {
-    async fn start(script: &[(u16, Option<&'static str>)]) -> Scripted {
-        let script: Arc<Mutex<VecDeque<(u16, Option<&'static str>)>>> =
+    async fn start(script: &[Answer]) -> Scripted {
+        let script: Arc<Mutex<VecDeque<Answer>>> =
             Arc::new(Mutex::new(script.iter().copied().collect()));
         let arrivals = Arc::new(Mutex::new(Vec::new()));
         let seen = arrivals.clone();
@@ -498,9 +501,7 @@ impl Scripted {
 
 /// Delivers one event to a receiver answering `script`, with four attempts 20 ms
 /// apart at first; returns the outcome, the attempts and the receiver.
-async fn deliver_to(
-    script: &[(u16, Option<&'static str>)],
-) -> (orgledger::alerts::outbox::Delivery, u32, Scripted) {
+async fn deliver_to(script: &[Answer]) -> (orgledger::alerts::outbox::Delivery, u32, Scripted) {
     let receiver = Scripted::start(script).await;
     let hook = chat("scripted", &receiver.url, Format::Slack, 4);
     let (outcome, attempts) = hook.deliver("evt_1", r#"{"text":"evt_1"}"#).await;
