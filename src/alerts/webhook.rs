@@ -1,5 +1,6 @@
-//! Webhook delivery: one POST per event, retried with exponential backoff within
-//! the run. In the `standard` format it is signed as Standard Webhooks say
+//! Webhook delivery: one POST per event, retried within the run as the API client
+//! retries (`Backoff`: exponential with jitter, a `Retry-After` honoured); what is
+//! still pending after the run's attempts is tried again at the next run. In the `standard` format it is signed as Standard Webhooks say
 //! (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of
 //! "id.timestamp.body">`); the signing key is decoded from `whsec_<base64>` once and
 //! never printed. Slack and Teams webhooks are not signed: their URL is the secret,
@@ -9,6 +10,7 @@ use crate::alerts::AlertError;
 use crate::alerts::format::Format;
 use crate::alerts::outbox::Delivery;
 use crate::api::origin;
+use crate::api::pacing::{self, Backoff};
 use crate::api::secret::Secret;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -60,7 +62,9 @@ impl SigningKey {
     }
 }
 
-/// Attempts on one event within a run: `attempts` tries, waiting `base`, 2·`base`, … between.
+/// Attempts on one event within a run: `attempts` tries, waiting about `base`,
+/// 2·`base`, … between (±50 % jitter, at most [`Backoff`]'s default cap), or the
+/// receiver's `Retry-After` when longer.
 #[derive(Debug, Clone, Copy)]
 pub struct Retry {
     /// Tries per event and run (at least 1).
@@ -77,6 +81,21 @@ impl Default for Retry {
         }
     }
 }
+
+impl Retry {
+    fn backoff(&self) -> Backoff {
+        Backoff {
+            base: self.base,
+            cap: Backoff::default().cap,
+            max_retries: self.attempts.max(1) - 1,
+        }
+    }
+}
+
+/// The longest `Retry-After` waited for within a run. A receiver that asks for
+/// more gets the event at the next run instead: waiting longer would hold up the
+/// report job that sends it (and the sync queued behind that job).
+const MOST_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 /// Where events go, and how.
 #[derive(Debug, Clone)]
@@ -162,18 +181,30 @@ impl Webhook {
     /// Delivers one event, retrying what may succeed later. Returns the outcome and
     /// the attempts made.
     pub async fn deliver(&self, id: &str, body: &str) -> (Delivery, u32) {
-        let attempts = self.retry.attempts.max(1);
-        let mut wait = self.retry.base;
+        let backoff = self.retry.backoff();
         let mut tried = 0;
         loop {
+            let (outcome, retry_after) = self.post(id, body).await;
             tried += 1;
-            let outcome = self.post(id, body).await;
-            if !matches!(outcome, Delivery::Pending { .. }) || tried >= attempts {
+            if !matches!(outcome, Delivery::Pending { .. }) || tried > backoff.max_retries {
                 return (outcome, tried);
             }
-            tracing::debug!(id, attempt = tried, "webhook not delivered yet; retrying");
-            tokio::time::sleep(wait).await;
-            wait = wait.saturating_mul(2);
+            if retry_after.is_some_and(|secs| Duration::from_secs(secs) > MOST_RETRY_AFTER) {
+                tracing::debug!(
+                    id,
+                    retry_after,
+                    "the webhook asks for a longer wait than a run gives it; tried again at the next run"
+                );
+                return (outcome, tried);
+            }
+            let delay = backoff.delay(tried - 1, retry_after);
+            tracing::debug!(
+                id,
+                attempt = tried,
+                ?delay,
+                "webhook not delivered yet; retrying"
+            );
+            tokio::time::sleep(delay).await;
         }
     }
 
@@ -197,7 +228,9 @@ impl Webhook {
         ))
     }
 
-    async fn post(&self, id: &str, body: &str) -> Delivery {
+    /// One POST: its outcome, and the receiver's `Retry-After` in seconds when it
+    /// sent one.
+    async fn post(&self, id: &str, body: &str) -> (Delivery, Option<u64>) {
         let mut request = self
             .http
             .post(self.url.expose())
@@ -213,7 +246,7 @@ impl Webhook {
         let response = match sent {
             Ok(r) => r,
             Err(e) => {
-                return Delivery::Pending {
+                let pending = Delivery::Pending {
                     status: None,
                     // The URL stays out: a chat tool's webhook URL is itself a secret.
                     error: format!(
@@ -221,24 +254,28 @@ impl Webhook {
                         crate::cause::chain(&e.without_url())
                     ),
                 };
+                return (pending, None);
             }
         };
         let status = response.status().as_u16();
         if response.status().is_success() {
-            return Delivery::Delivered(status);
+            return (Delivery::Delivered(status), None);
         }
         if let Some(excerpt) = self.refused_redirect(&response) {
-            return Delivery::Failed { status, excerpt };
+            return (Delivery::Failed { status, excerpt }, None);
         }
+        let retry_after = pacing::retry_after(response.headers());
         let text = response.text().await.unwrap_or_default();
         let excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
+        // As the API client: 408 and 429 say "later", other 4xx say "never".
         if (400..500).contains(&status) && status != 408 && status != 429 {
-            Delivery::Failed { status, excerpt }
+            (Delivery::Failed { status, excerpt }, None)
         } else {
-            Delivery::Pending {
+            let pending = Delivery::Pending {
                 status: Some(status),
                 error: format!("HTTP {status}: {excerpt}"),
-            }
+            };
+            (pending, retry_after)
         }
     }
 }

@@ -856,11 +856,7 @@ impl Client {
             .map_err(|e| self.transport_error(operation, &url, e))?;
         let status = response.status().as_u16();
         let server_time = header_time(&response);
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
+        let retry_after = crate::api::pacing::retry_after(response.headers());
         if status == 429 {
             self.throttle.limited(sent, retry_after);
         } else {

@@ -1,5 +1,6 @@
 //! How fast and how often the client calls: exponential backoff with jitter between
-//! retries, and an optional requests-per-second cap shared by all tasks.
+//! retries (webhook deliveries use the same), and an optional requests-per-second cap
+//! shared by all tasks.
 
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Mutex;
@@ -72,6 +73,15 @@ impl Backoff {
             None => delay,
         }
     }
+}
+
+/// The whole seconds of a `Retry-After` header, if it has them (the HTTP-date form
+/// is rare on APIs and webhooks, and is taken as absent).
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<u64> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
 }
 
 /// A uniform number in [0, 1) from the standard library's randomly keyed hasher:

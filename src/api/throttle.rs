@@ -5,22 +5,35 @@
 //! The limit is on request starts per second rather than on requests in flight:
 //! a service that allows N requests per second allows N whatever the round trip,
 //! and with answers in a millisecond even one request in flight can send hundreds
-//! a second. Until the first 429 nothing is paced, so a service without a limit is
-//! fetched at full speed. `--rps` (`pacing::RateLimiter`) stays a hard cap on top.
+//! a second. Until the service shows a limit nothing is paced, so a service without
+//! one is fetched at full speed. `--rps` (`pacing::RateLimiter`) stays a hard cap on
+//! top.
+//!
+//! Every 429 makes all requests wait its `Retry-After`, but only a 429 that shows a
+//! limit changes the pace. A service past its limit refuses everything until its
+//! window turns, so the requests in flight meet it together ([`BURST`] 429s in a
+//! row), and once paced it refuses when the pace presses against the ceiling. A
+//! gateway that sheds a request now and then answers one 429 among many accepted
+//! answers, whatever the pace: lowering the pace for it would turn each such 429
+//! into seconds of crawl, so it costs its pause and nothing more.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The new ceiling after a 429, as a share of the pace that met it.
+/// The new ceiling after a 429 that shows a limit, as a share of the pace that met it.
 const DECREASE: f64 = 0.8;
 /// Growth of the ceiling per second in which it held requests back.
 const INCREASE: f64 = 0.05;
+/// 429s in a row (no other answer between) that show a limit while unpaced. Two
+/// would be one random refusal in fifty at 2 % random 429s; three is one in 2,500.
+/// With fewer requests in flight than this, the pauses alone keep to a limit.
+const BURST: u32 = 3;
 /// The ceiling never drops below this share of the pace the service accepted when
-/// it first said 429. A 429 met at that floor shows that 429s come whatever the
-/// pace (a service that sheds load at random): pacing stops for the run, and each
-/// such 429 costs its request a retry, not a pause of all and an ever slower sync.
+/// it first showed a limit. A limit met at that floor is not the pace's doing (a
+/// limit that fell, or 429s that come at random): pacing stops until the service
+/// shows a limit again, measured afresh.
 const FLOOR: f64 = 0.5;
 /// Slowest pace, in requests per second: a limit is never taken to be zero.
 const MIN_RATE: f64 = 0.5;
@@ -38,7 +51,7 @@ pub struct Throttle {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Requests per second at most; `None` until the service first says 429.
+    /// Requests per second at most; `None` until the service shows a limit.
     ceiling: Option<f64>,
     /// The lowest the ceiling goes (see [`FLOOR`]).
     floor: f64,
@@ -46,21 +59,22 @@ struct State {
     next: Option<Instant>,
     /// No request starts before this: the service's `Retry-After`.
     resume: Option<Instant>,
-    /// When the ceiling last changed (after a cut: when the pause ends).
+    /// When the ceiling last changed (after a pause: when the pause ends).
     changed: Option<Instant>,
-    /// When it was last cut: a 429 to a request sent before that is part of the
-    /// burst that caused the cut and cuts no further.
-    cut: Option<Instant>,
+    /// When the last pause began: a 429 to a request sent before that is part of
+    /// the burst that caused it and pauses no further.
+    paused: Option<Instant>,
+    /// Whether the burst of the last pause already changed the ceiling.
+    cut: bool,
     /// Whether the ceiling held a request back since it last changed (it only
     /// grows while it is what limits the pace).
     binding: bool,
     /// Answers other than 429 in the last second: the pace the service accepted.
     accepted: VecDeque<Instant>,
+    /// 429 answers since the last other answer.
+    in_a_row: u32,
     /// 429 answers since the last reset.
     limited: u64,
-    /// 429s went on at the floor: they come whatever the pace (a service that
-    /// sheds load at random), so the rest of the run is not paced.
-    unrelated: bool,
 }
 
 impl State {
@@ -95,7 +109,14 @@ impl State {
         slot
     }
 
+    /// Whether a pause that began after `slot` was handed out must hold its
+    /// request back.
+    fn paused_since(&self, slot: Instant) -> bool {
+        self.resume.is_some_and(|r| r > slot)
+    }
+
     fn accepted(&mut self, now: Instant) {
+        self.in_a_row = 0;
         self.accepted.push_back(now);
         // Pruned here too, so a long run without 429s does not collect.
         self.accepted_last_second(now);
@@ -103,39 +124,52 @@ impl State {
 
     fn limited(&mut self, now: Instant, sent: Instant, retry_after: Option<u64>) {
         self.limited += 1;
-        if self.unrelated || self.cut.is_some_and(|cut| sent < cut) {
+        self.in_a_row += 1;
+        if self.paused.is_none_or(|paused| sent >= paused) {
+            self.pause(now, retry_after);
+        }
+        if self.cut {
             return;
         }
         let accepted = self.accepted_last_second(now) as f64;
-        let ceiling = match self.ceiling {
-            // 429s that go on at the floor are not the pace's doing: from now on
-            // each waits its own Retry-After as a retry, and the others go on.
+        let shows_limit = self.in_a_row >= BURST
+            || self
+                .ceiling
+                .is_some_and(|ceiling| accepted >= ceiling * DECREASE);
+        if !shows_limit {
+            tracing::debug!(accepted, "a lone 429: paused, the pace is kept");
+            return;
+        }
+        self.cut = true;
+        match self.ceiling {
+            // The limit is lower than the one measured, or the 429s are not the
+            // pace's doing: measured again at the next burst.
             Some(ceiling) if ceiling <= self.floor => {
-                tracing::debug!("429s do not follow the pace; no longer paced");
-                *self = State {
-                    unrelated: true,
-                    limited: self.limited,
-                    ..State::default()
-                };
-                return;
+                tracing::debug!(ceiling, "429s at the floor of the pace; no longer paced");
+                self.ceiling = None;
+                self.next = None;
             }
-            Some(ceiling) => (ceiling * DECREASE).max(self.floor),
+            Some(ceiling) => self.ceiling = Some((ceiling * DECREASE).max(self.floor)),
             None => {
                 self.floor = (accepted * FLOOR).max(MIN_RATE);
-                (accepted * DECREASE).max(MIN_RATE)
+                self.ceiling = Some((accepted * DECREASE).max(MIN_RATE));
             }
-        };
+        }
+        tracing::debug!(ceiling = ?self.ceiling, "rate limited by the service");
+    }
+
+    /// Every request waits the 429's `Retry-After`; the pace starts again after it.
+    fn pause(&mut self, now: Instant, retry_after: Option<u64>) {
         let pause = retry_after.map_or(DEFAULT_PAUSE, |secs| {
             Duration::from_secs(secs).min(MAX_PAUSE)
         });
         self.resume = Some(self.resume.map_or(now + pause, |r| r.max(now + pause)));
-        self.ceiling = Some(ceiling);
+        self.paused = Some(now);
+        self.cut = false;
         // Growth is earned by seconds of sending, which start after the pause.
         self.changed = Some(now + pause);
-        self.cut = Some(now);
         self.binding = false;
         self.next = None;
-        tracing::debug!(ceiling, ?pause, "rate limited by the service");
     }
 }
 
@@ -152,11 +186,17 @@ impl Throttle {
         }
     }
 
-    /// Waits until this request may start; returns when it starts.
+    /// Waits until this request may start; returns when it starts. A pause that
+    /// began while it waited for its slot holds it back too: sent into the pause,
+    /// it would only meet another 429.
     pub async fn wait(&self) -> Instant {
-        let slot = self.lock().slot(Instant::now());
-        tokio::time::sleep_until(slot).await;
-        slot
+        loop {
+            let slot = self.lock().slot(Instant::now());
+            tokio::time::sleep_until(slot).await;
+            if !self.lock().paused_since(slot) {
+                return slot;
+            }
+        }
     }
 
     /// The service answered, with anything but 429.
@@ -164,11 +204,11 @@ impl Throttle {
         self.lock().accepted(Instant::now());
     }
 
-    /// The service answered 429 to a request sent at `sent`: the ceiling drops to a
-    /// share of the pace (at the first 429, of the pace the service accepted in the
-    /// last second) and every request waits for the `Retry-After`. The other 429s of
-    /// the same burst (requests sent before the cut) change it no more; one met at
-    /// the floor ends the pacing for the run.
+    /// The service answered 429 to a request sent at `sent`: every request waits
+    /// for the `Retry-After` (once per burst: 429s to requests sent before the
+    /// pause began extend it no further). When the 429 shows a limit ([`BURST`]
+    /// in a row, or paced and at the ceiling), the ceiling drops to a share of
+    /// the pace, once per burst; a lone 429 leaves the pace as it was.
     pub fn limited(&self, sent: Instant, retry_after: Option<u64>) {
         self.lock().limited(Instant::now(), sent, retry_after);
     }
@@ -178,7 +218,8 @@ impl Throttle {
         self.lock().limited
     }
 
-    /// The current ceiling in requests per second, once the service has limited.
+    /// The current ceiling in requests per second, while the service's limit
+    /// paces the requests.
     pub fn ceiling(&self) -> Option<f64> {
         self.lock().ceiling
     }
@@ -203,6 +244,13 @@ mod tests {
         now
     }
 
+    /// The requests in flight at `sent` all meet a limit at `at`.
+    fn burst(s: &mut State, at: Instant, sent: Instant, retry_after: Option<u64>) {
+        for _ in 0..BURST {
+            s.limited(at, sent, retry_after);
+        }
+    }
+
     #[test]
     fn nothing_is_paced_until_the_first_429() {
         let mut s = State::default();
@@ -212,24 +260,60 @@ mod tests {
     }
 
     #[test]
-    fn a_429_waits_out_retry_after_and_cuts_the_pace_once_per_burst() {
+    fn a_lone_429_costs_its_pause_and_leaves_the_pace() {
+        let mut s = State::default();
+        let t0 = Instant::now();
+        run(&mut s, t0, 3);
+        // One 429 among accepted answers, just after a start with few answers:
+        // nothing to measure a limit by, and nothing shows one.
+        s.limited(t0 + ms(5), t0, Some(1));
+        assert_eq!((s.ceiling, s.limited), (None, 1));
+        let resumed = s.slot(t0 + ms(6));
+        assert_eq!(resumed, t0 + ms(1005), "Retry-After");
+        assert_eq!(run(&mut s, resumed, 500), resumed, "full speed after it");
+        // Many such 429s, one at a time: each a pause, never a pace.
+        let mut now = resumed;
+        for _ in 0..20 {
+            s.limited(now, now, Some(1));
+            now = s.slot(now);
+            now = run(&mut s, now, 50);
+        }
+        assert_eq!((s.ceiling, s.limited), (None, 21));
+    }
+
+    #[test]
+    fn a_burst_waits_out_retry_after_and_cuts_the_pace_once() {
         let mut s = State::default();
         let t0 = Instant::now();
         run(&mut s, t0, 50);
-        // A burst: three requests in flight (sent at t0) all meet the limit.
-        for _ in 0..3 {
-            s.limited(t0 + ms(10), t0, Some(2));
-        }
+        // The requests in flight (sent at t0) all meet the limit.
+        burst(&mut s, t0 + ms(10), t0, Some(2));
+        s.limited(t0 + ms(10), t0, Some(2));
         assert_eq!(s.ceiling, Some(40.0), "80 % of the 50 accepted");
-        assert_eq!(s.limited, 3);
+        assert_eq!(s.limited, u64::from(BURST) + 1);
         let resumed = s.slot(t0 + ms(20));
-        assert_eq!(resumed, t0 + ms(2010), "Retry-After");
+        assert_eq!(resumed, t0 + ms(2010), "Retry-After, from the first 429");
         // Then 40 a second: the 40 starts after that one take a second.
         let last = run(&mut s, resumed, 40);
         assert_eq!(last.duration_since(resumed), Duration::from_secs(1));
-        // A 429 to a request sent after the cut cuts again, by a fifth.
+        // Paced and pressing against the ceiling: one 429 cuts it by a fifth.
         s.limited(last, last, None);
         assert_eq!(s.ceiling, Some(32.0));
+    }
+
+    #[test]
+    fn paced_a_429_below_the_ceiling_only_pauses() {
+        let mut s = State::default();
+        let t0 = Instant::now();
+        run(&mut s, t0, 100);
+        burst(&mut s, t0, t0, Some(1));
+        assert_eq!(s.ceiling, Some(80.0));
+        // Ten answers since the pause, far below 80 a second: not the pace's doing.
+        let resumed = s.slot(t0);
+        let last = run(&mut s, resumed, 10);
+        s.limited(last, last, Some(1));
+        assert_eq!(s.ceiling, Some(80.0));
+        assert_eq!(s.slot(last), last + SECOND, "but it waits");
     }
 
     #[test]
@@ -237,7 +321,7 @@ mod tests {
         let mut s = State::default();
         let t0 = Instant::now();
         run(&mut s, t0, 10);
-        s.limited(t0, t0, None);
+        burst(&mut s, t0, t0, None);
         assert_eq!(s.ceiling, Some(8.0));
         let last = run(&mut s, t0, 8 * 10);
         let grown = s.ceiling.expect("ceiling");
@@ -253,26 +337,33 @@ mod tests {
     }
 
     #[test]
-    fn the_ceiling_stops_at_half_the_first_pace_and_429s_there_end_the_pacing() {
+    fn the_ceiling_stops_at_half_the_first_pace_and_a_limit_there_is_measured_again() {
         let mut s = State::default();
         let t0 = Instant::now();
         run(&mut s, t0, 100);
+        burst(&mut s, t0, t0, Some(1));
+        // Each time, a second's worth at the ceiling, then a 429 at its end.
         let mut now = t0;
-        for _ in 0..3 {
-            s.limited(now, now, None);
-            now += Duration::from_secs(2);
+        let mut ceilings = Vec::new();
+        for _ in 0..4 {
+            now += SECOND;
+            let ceiling = s.ceiling.expect("paced");
+            ceilings.push(ceiling);
+            now = run(&mut s, now, ceiling as usize);
+            s.limited(now, now, Some(1));
         }
-        let third = s.ceiling.expect("ceiling");
-        assert!((third - 51.2).abs() < 1e-9, "{third}");
-        s.limited(now, now, None);
-        assert_eq!(s.ceiling, Some(50.0), "80, 64, 51.2, then the floor");
-        // Slower did not help: the 429s are not about the pace.
-        now += Duration::from_secs(2);
-        s.limited(now, now, Some(30));
-        assert_eq!((s.ceiling, s.limited), (None, 5));
-        assert_eq!(run(&mut s, now, 10), now, "neither paced nor paused");
-        s.limited(now, now, Some(30));
-        assert_eq!((s.ceiling, s.slot(now)), (None, now));
+        let expected = [80.0, 64.0, 51.2, 50.0];
+        for (got, want) in ceilings.iter().zip(expected) {
+            assert!((got - want).abs() < 1e-9, "{ceilings:?}");
+        }
+        // Refused at the floor: the limit is not the one measured.
+        assert_eq!((s.ceiling, s.limited), (None, u64::from(BURST) + 4));
+        let resumed = s.slot(now);
+        assert_eq!(resumed, now + SECOND, "the pause stands");
+        assert_eq!(run(&mut s, resumed, 10), resumed, "unpaced after it");
+        // The next burst measures the limit afresh.
+        burst(&mut s, resumed, resumed, None);
+        assert_eq!(s.ceiling, Some(8.0));
     }
 
     #[tokio::test]
@@ -280,8 +371,10 @@ mod tests {
         let throttle = Throttle::default();
         let sent = throttle.wait().await;
         throttle.accepted();
-        throttle.limited(sent, Some(0));
-        assert_eq!(throttle.limited_count(), 1);
+        for _ in 0..BURST {
+            throttle.limited(sent, Some(0));
+        }
+        assert_eq!(throttle.limited_count(), u64::from(BURST));
         assert_eq!(throttle.ceiling(), Some(0.8));
         throttle.reset();
         assert_eq!((throttle.limited_count(), throttle.ceiling()), (0, None));

@@ -524,7 +524,8 @@ pub struct ChangesArgs {
     /// timestamp, or run:N (the state after sync run N).
     #[arg(long, value_name = "WHEN")]
     pub since: crate::report::changes::When,
-    /// End of the window (included), written like --since; default: now.
+    /// End of the window (included), written like --since; default: now, or the
+    /// last sync run when the service's clock (which times the runs) is ahead.
     #[arg(long, value_name = "WHEN")]
     pub until: Option<crate::report::changes::When>,
     /// Output format on stdout (with --out: which file to write; table writes both).
@@ -692,6 +693,15 @@ pub struct BenchArgs {
     /// Daily syncs after the first (`history`).
     #[arg(long, default_value_t = 30)]
     pub days: u32,
+    /// Timed syncs per service (`faults`).
+    #[arg(long, default_value_t = 5)]
+    pub runs: u32,
+    /// Share of answers a service that sheds load at random answers 429 (`faults`).
+    #[arg(long, value_name = "SHARE", default_value_t = 0.02)]
+    pub random_429: f64,
+    /// Requests per second of the service with a limit (`faults`; 0: none).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub limit_rps: u32,
 }
 
 /// What `bench` measures.
@@ -710,6 +720,10 @@ pub enum BenchTarget {
     /// the mirror's size after each and the bytes each table added (not part of
     /// `all`).
     History,
+    /// Syncs against a service that answers 429 at random (--random-429) and one
+    /// that allows --limit-rps requests a second, each --runs times, against
+    /// fault-free syncs: the time, the 429s and the bound of each (not part of `all`).
+    Faults,
     /// Sync, reports, export and alerts.
     All,
 }

@@ -6,7 +6,8 @@
 //! baseline), then a re-sync of the unchanged world (must write no row). Report:
 //! every built-in report over that mirror. Export: the Parquet export of that mirror.
 //! Alerts: one evaluation from the mirror, one from a report job's tables. Changes
-//! (opt-in): `changes` over 30 days of daily syncs of a world moved by time travel. Figures go
+//! (opt-in): `changes` over 30 days of daily syncs of a world moved by time travel. Faults
+//! (opt-in, `bench_faults.rs`): syncs against a service that answers 429. Figures go
 //! to stdout, one per line, and as one JSON object at the end.
 
 use crate::api::client::JWT_HEADER;
@@ -25,9 +26,9 @@ use std::time::Instant;
 /// The sandbox child process; killed when dropped.
 pub(super) struct SandboxProcess {
     child: Child,
-    url: String,
-    jwt: String,
-    whitelabel_org: i64,
+    pub(super) url: String,
+    pub(super) jwt: String,
+    pub(super) whitelabel_org: i64,
 }
 
 impl Drop for SandboxProcess {
@@ -38,12 +39,23 @@ impl Drop for SandboxProcess {
 }
 
 fn spawn_sandbox(args: &BenchArgs) -> Result<SandboxProcess> {
+    spawn_sandbox_with(args, &[])
+}
+
+/// The sandbox of `args` (profile, latency) answering with `faults` too
+/// (`429=0.02`, `rps=100`).
+pub(super) fn spawn_sandbox_with(args: &BenchArgs, faults: &[String]) -> Result<SandboxProcess> {
     let exe = std::env::current_exe().context("cannot find the orgledger executable")?;
     let profile = format!("{:?}", args.profile).to_lowercase();
     let mut command = Command::new(exe);
     command.args(["-q", "sandbox", "--profile", &profile, "--seed", "7"]);
-    if args.latency_ms > 0 {
-        command.args(["--faults", &format!("latency={}", args.latency_ms)]);
+    let faults: Vec<String> = (args.latency_ms > 0)
+        .then(|| format!("latency={}", args.latency_ms))
+        .into_iter()
+        .chain(faults.iter().cloned())
+        .collect();
+    if !faults.is_empty() {
+        command.args(["--faults", &faults.join(",")]);
     }
     let mut child = command
         .stdout(Stdio::piped())
@@ -216,6 +228,11 @@ struct FirstSync {
 
 /// Runs the command.
 pub async fn run(args: &BenchArgs) -> Result<Exit> {
+    if args.target == BenchTarget::Faults {
+        let figures = super::bench_faults::run(args).await?;
+        crate::outln!("{figures}");
+        return Ok(Exit::Ok);
+    }
     let bench = prepare(args)?;
     let mut figures = Figures::default();
     figures.insert("profile", format!("{:?}", args.profile).to_lowercase());
@@ -508,7 +525,7 @@ const CHANGES_DAYS: u32 = 30;
 const CHANGES_RUNS: usize = 5;
 
 /// Builds `days` of history (the sandbox's clock moves one day, then a sync), then
-/// times `orgledger changes --since run:1 --until run:<last>` over it in a child process, as a user runs
+/// times `orgledger changes --since run:1` over it in a child process, as a user runs
 /// it. Returns the median seconds and the rows it listed.
 async fn time_changes(
     client: &crate::api::client::Client,
@@ -524,10 +541,9 @@ async fn time_changes(
         let run = Command::new(&exe)
             .args(["-q", "--db"])
             .arg(&opts.db)
+            // The sandbox's clock runs ahead of the wall clock: `--until`'s default
+            // is then the last history sync.
             .args(["changes", "--since", "run:1", "--format", "csv"])
-            // The sandbox's clock runs ahead of the wall clock, past `--until`'s
-            // default (now): the window ends at the last history sync instead.
-            .args(["--until", &format!("run:{}", days + 1)])
             .stderr(Stdio::inherit())
             .output()
             .context("cannot run orgledger changes")?;
@@ -649,17 +665,17 @@ async fn time_alerts(db: &std::path::Path, dir: &std::path::Path) -> Result<(f64
 }
 
 /// A scratch folder under the system temp dir, removed when dropped.
-struct ScratchDir(std::path::PathBuf);
+pub(super) struct ScratchDir(std::path::PathBuf);
 
 impl ScratchDir {
-    fn new() -> Result<Self> {
+    pub(super) fn new() -> Result<Self> {
         let path = std::env::temp_dir().join(format!("orgledger-bench-{}", std::process::id()));
         std::fs::create_dir_all(&path)
             .with_context(|| format!("cannot create {}", path.display()))?;
         Ok(ScratchDir(path))
     }
 
-    fn path(&self) -> &std::path::Path {
+    pub(super) fn path(&self) -> &std::path::Path {
         &self.0
     }
 }

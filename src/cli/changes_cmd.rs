@@ -21,7 +21,7 @@ pub fn run(settings: &Settings, args: &ChangesArgs) -> Result<Exit> {
     let since = point(&conn, settings, args.since, End::Since)?;
     let until = match args.until {
         Some(when) => point(&conn, settings, when, End::Until)?,
-        None => Point::time(chrono::Utc::now()),
+        None => changes::when::latest(&conn, chrono::Utc::now())?,
     };
     if since > until {
         return Err(UsageError(format!(

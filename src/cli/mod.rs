@@ -8,6 +8,7 @@ pub(crate) mod backup_cmd;
 #[cfg(feature = "sandbox")]
 pub(crate) mod bench_cmd;
 #[cfg(feature = "sandbox")]
+mod bench_faults;
 mod bench_history;
 pub(crate) mod changes_cmd;
 pub(crate) mod check_cmd;

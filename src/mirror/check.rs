@@ -82,13 +82,16 @@ impl Tally {
 pub fn run(conn: &Connection, db: &Path) -> Result<CheckReport, MirrorError> {
     let mut report = CheckReport::default();
     conn.execute_batch("BEGIN")?;
-    let checked = check_all(conn, db, &mut report);
+    let checked = check_all(conn, &mut report);
     // Only a read transaction: nothing to keep or lose.
     let _ = conn.execute_batch("COMMIT");
-    checked.map(|()| report)
+    checked?;
+    // Outside the snapshot, which may be older than a sync that ended meanwhile.
+    dead_runs(conn, || crate::mirror::lock::held(db), &mut report)?;
+    Ok(report)
 }
 
-fn check_all(conn: &Connection, db: &Path, report: &mut CheckReport) -> Result<(), MirrorError> {
+fn check_all(conn: &Connection, report: &mut CheckReport) -> Result<(), MirrorError> {
     integrity(conn, report)?;
     foreign_keys(conn, report)?;
     for spec in TABLES {
@@ -97,7 +100,7 @@ fn check_all(conn: &Connection, db: &Path, report: &mut CheckReport) -> Result<(
         moves_linked(conn, spec, report)?;
         hashes_match(conn, spec, report)?;
     }
-    running_runs(conn, db, report)
+    Ok(())
 }
 
 /// `integrity_check` says `ok` alone when it finds nothing; every other line is a
@@ -346,18 +349,33 @@ fn hashes_match(
     Ok(())
 }
 
-/// A run stays `running` only while its process holds the sync lock.
-fn running_runs(conn: &Connection, db: &Path, report: &mut CheckReport) -> Result<(), MirrorError> {
+/// Runs `running` now, with when they started.
+fn running(conn: &Connection) -> Result<Vec<(i64, String)>, MirrorError> {
     let mut stmt = conn.prepare("SELECT id, started_at FROM sync_runs WHERE status = 'running'")?;
-    let running: Vec<(i64, String)> = stmt
+    let rows = stmt
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
         .collect::<Result<_, _>>()?;
-    if running.is_empty() {
+    Ok(rows)
+}
+
+/// A run stays `running` only while its process holds the sync lock. `held` says
+/// whether one does. A sync that ends between the read of the runs and that probe
+/// leaves the lock free with its run no longer `running`, so the runs are read
+/// again after it: only a run `running` before and after a free lock is dead.
+fn dead_runs(
+    conn: &Connection,
+    held: impl FnOnce() -> Result<bool, MirrorError>,
+    report: &mut CheckReport,
+) -> Result<(), MirrorError> {
+    let before = running(conn)?;
+    if before.is_empty() {
         return Ok(());
     }
-    match crate::mirror::lock::acquire(db) {
-        Ok(_lock) => {
-            for (id, started) in running {
+    match held() {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            let after = running(conn)?;
+            for (id, started) in before.into_iter().filter(|run| after.contains(run)) {
                 report.findings.push(format!(
                     "sync_runs: run {id} (started {started}) is `running` but no process holds the sync lock: \
                      its process died; the next sync or `status` marks it aborted"
@@ -365,7 +383,6 @@ fn running_runs(conn: &Connection, db: &Path, report: &mut CheckReport) -> Resul
             }
             Ok(())
         }
-        Err(MirrorError::Busy(_)) => Ok(()),
         // A lock file that cannot be made (a read-only folder) leaves the question open.
         Err(e) => {
             tracing::warn!(error = %e, "cannot tell whether a `running` run is alive");
@@ -412,5 +429,33 @@ mod tests {
         assert!(report.findings[0].contains("is `running`"));
         let _lock = crate::mirror::lock::acquire(&db).expect("the run's process");
         assert!(run(&conn, &db).expect("check").findings.is_empty());
+    }
+
+    #[test]
+    fn a_sync_that_ends_between_the_read_and_the_lock_probe_is_not_called_dead() {
+        use crate::mirror::runs::{self, RunStatus, RunTotals};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("m.db");
+        let conn = crate::mirror::open_rw(&db).expect("open");
+        let run_id = runs::begin(&conn, "test").expect("a run");
+        let sync = crate::mirror::lock::acquire(&db).expect("the sync's lock");
+        // The sync ends just before the probe: its run is marked, then its lock goes.
+        let ends_then_probe = || {
+            runs::finish(
+                &conn,
+                run_id,
+                RunStatus::Succeeded,
+                &RunTotals::default(),
+                None,
+            )?;
+            drop(sync);
+            crate::mirror::lock::held(&db)
+        };
+        let mut report = CheckReport::default();
+        dead_runs(&conn, ends_then_probe, &mut report).expect("check");
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+        // And the probe left the lock free for the next sync.
+        assert!(!crate::mirror::lock::held(&db).expect("probe"));
+        let _next = crate::mirror::lock::acquire(&db).expect("a sync starts");
     }
 }

@@ -16,8 +16,6 @@ pub struct SyncLock {
 }
 
 /// Takes the sync lock of the mirror at `db`, or says who holds it.
-// `File::try_lock` is stable since Rust 1.89, above the `rust-version` (1.85) that
-// Cargo.toml declares; raising `rust-version` is the real fix (left to Cargo.toml's owner).
 pub fn acquire(db: &Path) -> Result<SyncLock, MirrorError> {
     use std::os::unix::fs::OpenOptionsExt;
     let path = PathBuf::from(format!("{}.lock", db.display()));
@@ -32,5 +30,20 @@ pub fn acquire(db: &Path) -> Result<SyncLock, MirrorError> {
         Ok(()) => Ok(SyncLock { _file: file }),
         Err(TryLockError::WouldBlock) => Err(MirrorError::Busy(db.to_path_buf())),
         Err(TryLockError::Error(e)) => Err(MirrorError::Io(path, e)),
+    }
+}
+
+/// Whether a process holds the sync lock of the mirror at `db` now. The lock is
+/// taken only for the instant of the test and released at once; a sync that
+/// starts in that instant tries again (`sync::acquire_lock`), so a probe never
+/// makes it refuse.
+pub fn held(db: &Path) -> Result<bool, MirrorError> {
+    match acquire(db) {
+        Ok(lock) => {
+            drop(lock);
+            Ok(false)
+        }
+        Err(MirrorError::Busy(_)) => Ok(true),
+        Err(e) => Err(e),
     }
 }

@@ -1,9 +1,12 @@
 //! The daemon: two cron jobs (sync, report) on tokio-cron-scheduler.
 //!
 //! Rules users rely on:
-//! - never two syncs at once: a sync tick that finds one running is skipped and logged;
-//! - a report that falls due with a sync waits for it (it queues on the same lock,
-//!   after a short grace so a sync started in the same second gets the lock first);
+//! - never two syncs at once: a sync tick that finds one running is skipped and logged
+//!   (and so is a report tick that finds a report running);
+//! - a job that falls due while the other runs waits for it (they queue on the same
+//!   lock; a report after a short grace so a sync started in the same second gets the
+//!   lock first), and ticks that fall due meanwhile run it once, not once per tick:
+//!   the log says how many ticks it skipped (`ticks.rs`);
 //! - a failed run is logged with its reason and the next tick tries again: the
 //!   daemon never dies of a sync or report error;
 //! - SIGINT/SIGTERM: no new work; a running sync stops requesting, writes what it
@@ -16,6 +19,7 @@
 use crate::api::Client;
 use crate::report::{self, ReportOptions};
 use crate::schedule::health::Health;
+use crate::schedule::ticks::{Tick, Ticks, Turn};
 use crate::schedule::{cron, endpoint, metrics, retention};
 use crate::shutdown::Shutdown;
 use crate::sync::{self, SyncOptions};
@@ -83,6 +87,8 @@ struct Shared {
     cfg: DaemonConfig,
     /// Held by a running sync, and by a report while it reads.
     busy: Mutex<()>,
+    sync_ticks: Ticks,
+    report_ticks: Ticks,
     stop: Shutdown,
     /// Set when `/healthz` is served.
     health: Option<Arc<Health>>,
@@ -97,6 +103,8 @@ pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
     };
     let shared = Arc::new(Shared {
         busy: Mutex::new(()),
+        sync_ticks: Ticks::default(),
+        report_ticks: Ticks::default(),
         stop: stop.clone(),
         cfg,
         health,
@@ -119,8 +127,9 @@ pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
             move |_, _| {
                 let s = s.clone();
                 Box::pin(async move {
-                    report_tick(&s).await;
-                    tracing::info!(next_report = next(&s.cfg.report_cron), "report job done");
+                    if report_tick(&s).await {
+                        tracing::info!(next_report = next(&s.cfg.report_cron), "report job done");
+                    }
                 })
             },
         )?)
@@ -249,17 +258,56 @@ async fn after_sync(s: &Shared, outcome: &sync::SyncOutcome) {
 
 /// A sync tick, then when the next one is due.
 async fn sync_job(s: &Shared) {
-    sync_tick(s).await;
-    tracing::info!(next_sync = next(&s.cfg.sync_cron), "sync job done");
+    if sync_tick(s).await {
+        tracing::info!(next_sync = next(&s.cfg.sync_cron), "sync job done");
+    }
 }
 
-async fn sync_tick(s: &Shared) {
+/// Waits for the lock on behalf of the job's tick, unless the job runs now or
+/// another of its ticks waits already; `None` then, or when a stop came meanwhile.
+/// Says how many ticks the run stands for.
+async fn take_turn<'a>(
+    s: &'a Shared,
+    ticks: &'a Ticks,
+    job: &'static str,
+) -> Option<(Turn<'a>, tokio::sync::MutexGuard<'a, ()>)> {
+    let mut turn = match ticks.fell_due() {
+        Tick::Run(turn) => turn,
+        Tick::Running => {
+            tracing::warn!(
+                job,
+                "{job} tick skipped: the previous {job} is still running"
+            );
+            return None;
+        }
+        Tick::Folded => {
+            tracing::debug!(job, "{job} tick folded into the one waiting for its turn");
+            return None;
+        }
+    };
+    let guard = s.busy.lock().await;
+    let skipped = turn.start();
     if s.stop.is_shutdown() {
-        return;
+        return None;
     }
-    let Ok(_guard) = s.busy.try_lock() else {
-        tracing::warn!("sync tick skipped: the previous sync (or a report) is still running");
-        return;
+    if skipped > 0 {
+        tracing::info!(
+            job,
+            skipped,
+            "{job} job runs once for {} ticks: {skipped} fell due while another job ran",
+            skipped + 1
+        );
+    }
+    Some((turn, guard))
+}
+
+/// Runs the sync unless its tick is skipped; whether it ran.
+async fn sync_tick(s: &Shared) -> bool {
+    if s.stop.is_shutdown() {
+        return false;
+    }
+    let Some((_turn, _guard)) = take_turn(s, &s.sync_ticks, "sync").await else {
+        return false;
     };
     match sync::run(&s.cfg.client, &s.cfg.sync, Some(s.stop.clone())).await {
         Ok(outcome) => {
@@ -290,18 +338,19 @@ async fn sync_tick(s: &Shared) {
             tracing::error!(error = %e, "sync failed; the next tick will try again")
         }
     }
+    true
 }
 
-async fn report_tick(s: &Shared) {
+/// Runs the report job unless its tick is skipped; whether it ran.
+async fn report_tick(s: &Shared) -> bool {
     // A sync due in the same second starts first and the report queues behind it.
     tokio::time::sleep(Duration::from_millis(500)).await;
     if s.stop.is_shutdown() {
-        return;
+        return false;
     }
-    let _guard = s.busy.lock().await;
-    if s.stop.is_shutdown() {
-        return;
-    }
+    let Some((_turn, _guard)) = take_turn(s, &s.report_ticks, "report").await else {
+        return false;
+    };
     let mut opts = s.cfg.report.clone();
     opts.as_of = chrono::Utc::now().date_naive();
     let out: PathBuf = opts.out_root.clone();
@@ -334,6 +383,7 @@ async fn report_tick(s: &Shared) {
         Ok(Err(e)) => tracing::error!(error = %e, "report failed; the next tick will try again"),
         Err(e) => tracing::error!(error = %e, "report task failed; the next tick will try again"),
     }
+    true
 }
 
 /// Alerts from the tables the report job just built (nothing is computed twice).

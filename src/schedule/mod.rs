@@ -7,3 +7,4 @@ pub(crate) mod endpoint;
 pub(crate) mod health;
 pub(crate) mod metrics;
 pub mod retention;
+pub(crate) mod ticks;

@@ -789,15 +789,22 @@ impl Crawl {
         tables
     }
 
-    /// The note on a run the service rate-limited: how often, and the pace the
-    /// sync settled at.
+    /// The note on a run the service answered 429: how often, and the pace the
+    /// sync settled at (none when the 429s showed no limit).
     fn rate_limited(&self) -> Option<String> {
         let throttle = self.client.throttle();
         let limited = throttle.limited_count();
-        let ceiling = throttle.ceiling()?;
-        Some(format!(
-            "the service answered {limited} requests with 429 (rate limited); paced at {ceiling:.1} requests/s at the end"
-        ))
+        if limited == 0 {
+            return None;
+        }
+        Some(match throttle.ceiling() {
+            Some(ceiling) => format!(
+                "the service answered {limited} requests with 429 (rate limited); paced at {ceiling:.1} requests/s at the end"
+            ),
+            None => format!(
+                "the service answered {limited} requests with 429; each was waited out; not paced at the end"
+            ),
+        })
     }
 
     fn message(&self, aborted: bool) -> Option<String> {

@@ -451,3 +451,118 @@ async fn a_chat_webhooks_url_is_named_in_no_log_error_mirror_row_or_status() {
     assert!(stderr.contains("\"ops\""), "{stderr}");
     assert!(!stderr.contains(TOKEN), "{stderr}");
 }
+
+/// A status to answer with, and the `Retry-After` seconds to send with it.
+type Answer = (u16, Option<&'static str>);
+
+/// A receiver that answers from a script of statuses with an optional
+/// `Retry-After`, 200 once the script runs out, and notes when each POST came.
+struct Scripted {
+    url: String,
+    arrivals: Arc<Mutex<Vec<std::time::Instant>>>,
+}
+
+impl Scripted {
+    async fn start(script: &[Answer]) -> Scripted {
+        let script: Arc<Mutex<VecDeque<Answer>>> =
+            Arc::new(Mutex::new(script.iter().copied().collect()));
+        let arrivals = Arc::new(Mutex::new(Vec::new()));
+        let seen = arrivals.clone();
+        let app = Router::new().route(
+            "/hook",
+            axum::routing::post(move || {
+                let (script, seen) = (script.clone(), seen.clone());
+                async move {
+                    seen.lock()
+                        .expect("arrivals")
+                        .push(std::time::Instant::now());
+                    let next = script.lock().expect("script").pop_front();
+                    let (status, retry_after) = next.unwrap_or((200, None));
+                    let mut headers = HeaderMap::new();
+                    if let Some(secs) = retry_after {
+                        headers.insert("retry-after", secs.parse().expect("header value"));
+                    }
+                    (StatusCode::from_u16(status).expect("status"), headers, "")
+                }
+            }),
+        );
+        Scripted {
+            url: serve(app).await,
+            arrivals,
+        }
+    }
+
+    /// The waits between one POST and the next.
+    fn gaps(&self) -> Vec<Duration> {
+        let arrivals = self.arrivals.lock().expect("arrivals");
+        arrivals.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+}
+
+/// Delivers one event to a receiver answering `script`, with four attempts 20 ms
+/// apart at first; returns the outcome, the attempts and the receiver.
+async fn deliver_to(script: &[Answer]) -> (orgledger::alerts::outbox::Delivery, u32, Scripted) {
+    let receiver = Scripted::start(script).await;
+    let hook = chat("scripted", &receiver.url, Format::Slack, 4);
+    let (outcome, attempts) = hook.deliver("evt_1", r#"{"text":"evt_1"}"#).await;
+    (outcome, attempts, receiver)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_is_retried_like_the_api_client_429_and_5xx_later_other_4xx_never() {
+    use orgledger::alerts::outbox::Delivery;
+    // 429 with Retry-After: the next attempt waits it out, far past the 20 ms backoff.
+    let (outcome, attempts, receiver) = deliver_to(&[(429, Some("1")), (503, None)]).await;
+    assert!(matches!(outcome, Delivery::Delivered(200)), "{outcome:?}");
+    assert_eq!(attempts, 3);
+    let gaps = receiver.gaps();
+    assert!(
+        gaps[0] >= Duration::from_secs(1),
+        "Retry-After: 1 waited: {gaps:?}"
+    );
+    assert!(
+        gaps[1] < Duration::from_secs(1),
+        "a 503 waits the backoff: {gaps:?}"
+    );
+    // 408 and 5xx are retried until the attempts run out, then left pending.
+    let (outcome, attempts, _) =
+        deliver_to(&[(408, None), (500, None), (502, None), (504, None)]).await;
+    assert!(
+        matches!(
+            outcome,
+            Delivery::Pending {
+                status: Some(504),
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(attempts, 4);
+    // Any other 4xx is final at once.
+    for status in [400, 401, 403, 404, 410] {
+        let (outcome, attempts, receiver) = deliver_to(&[(status, None)]).await;
+        assert!(
+            matches!(outcome, Delivery::Failed { status: s, .. } if s == status),
+            "{status}: {outcome:?}"
+        );
+        assert_eq!((attempts, receiver.gaps().len()), (1, 0), "{status}");
+    }
+    // A Retry-After longer than a run waits leaves the event to the next run.
+    let started = std::time::Instant::now();
+    let (outcome, attempts, _) = deliver_to(&[(429, Some("3600"))]).await;
+    assert!(
+        matches!(
+            outcome,
+            Delivery::Pending {
+                status: Some(429),
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(attempts, 1);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "not waited out"
+    );
+}

@@ -402,3 +402,40 @@ async fn the_changes_report_and_the_page_section_show_the_week_s_limit_change() 
         .collect();
     assert_eq!(cells, ["limit.changed", limit_changes.to_string().as_str()]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_end_reaches_the_last_run_when_the_service_clock_is_ahead() {
+    // Runs are timed by the service's clock: here two days ahead of this machine's.
+    let ahead = chrono::Utc::now().date_naive() + chrono::Days::new(2);
+    let sb = orgledger::sandbox::start(orgledger::sandbox::SandboxOptions {
+        addr: "127.0.0.1:0".parse().expect("addr"),
+        profile: Profile::Tiny,
+        seed: 42,
+        start_date: Some(ahead),
+        ..orgledger::sandbox::SandboxOptions::default()
+    })
+    .await
+    .expect("sandbox starts");
+    let (_dir, db) = common::scratch();
+    let first = sync_now(&sb, &db).await;
+    let new_org = edit(&sb, json!({"edit": "add_organization", "name": "Vorn"})).await["id"]
+        .as_i64()
+        .expect("new organization id");
+    let second = sync_now(&sb, &db).await;
+    sb.shutdown().await;
+    let observed: String = common::open(&db)
+        .query_row(
+            "SELECT observed_at FROM sync_runs WHERE id = ?1",
+            [second],
+            |r| r.get(0),
+        )
+        .expect("the second run's time");
+    let now = orgledger::mirror::time_text(chrono::Utc::now());
+    assert!(observed > now, "the run ({observed}) is after now ({now})");
+    let rows = changes(&db, &["--since", &format!("run:{first}")]);
+    assert_eq!(
+        about(&rows, "organization", &new_org.to_string()),
+        vec![json!(["organization.added", null, null, null])],
+        "{rows:?}"
+    );
+}

@@ -253,3 +253,77 @@ async fn another_process_writing_the_mirror_mid_sync_makes_the_sync_wait_not_fai
     assert_eq!(second.status, RunStatus::Succeeded, "{:?}", second.errors);
     assert!(writes >= 2, "only {writes} writes during the sync");
 }
+
+/// `orgledger check` over and over until `stop`: every outcome that was not
+/// "sound", with what it said, and how many ran.
+fn check_loop(db: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<(usize, Vec<String>)> {
+    std::thread::spawn(move || {
+        let (mut runs, mut failed) = (0, Vec::new());
+        while !stop.load(Ordering::SeqCst) {
+            let (code, out, err) = common::outputs(common::orgledger(&db).arg("check"));
+            runs += 1;
+            if code != Some(0) || !out.contains("sound") {
+                failed.push(format!("exit {code:?}\n{out}{err}"));
+            }
+        }
+        (runs, failed)
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_in_a_loop_during_syncs_backups_exports_and_reports_finds_nothing_and_refuses_no_sync()
+ {
+    let faults: orgledger_sandbox::FaultSpec = "latency=5".parse().expect("spec");
+    let sb = common::start(Profile::Small, faults, None).await;
+    let (dir, db) = common::scratch();
+    let sync = |sb: &SandboxHandle| common::outputs(&mut common::sync_command(sb, &db));
+    let (code, _, err) = sync(&sb);
+    assert_eq!(code, Some(0), "first sync: {err}");
+    let stop = Arc::new(AtomicBool::new(false));
+    let checks = check_loop(db.clone(), stop.clone());
+    // The other readers, from processes of their own, beside the first of the syncs.
+    let readers = {
+        let (db, out) = (db.clone(), dir.path().to_path_buf());
+        std::thread::spawn(move || {
+            let commands: [&[&str]; 3] = [
+                &["backup", "--out"],
+                &["export", "--out"],
+                &["report", "--format", "csv,json", "--out"],
+            ];
+            commands
+                .iter()
+                .enumerate()
+                .map(|(i, args)| {
+                    let mut cmd = common::orgledger(&db);
+                    cmd.args(*args).arg(out.join(format!("out-{i}")));
+                    let (code, _, err) = common::outputs(&mut cmd);
+                    (args[0], code, err)
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    let mut syncs = Vec::new();
+    for day in 0..3 {
+        assert_eq!(
+            common::admin_post(&sb, "/sandbox/advance?days=1").await,
+            200,
+            "day {day}"
+        );
+        syncs.push(sync(&sb));
+    }
+    let readers = readers.join().expect("readers");
+    stop.store(true, Ordering::SeqCst);
+    let (runs, failed) = checks.join().expect("check loop");
+    for (i, (code, _, err)) in syncs.iter().enumerate() {
+        assert_eq!(*code, Some(0), "sync {i} refused or failed: {err}");
+    }
+    for (what, code, err) in readers {
+        assert_eq!(code, Some(0), "{what}: {err}");
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {runs} checks: {failed:#?}",
+        failed.len()
+    );
+    assert!(runs >= 3, "only {runs} checks ran during the syncs");
+}

@@ -266,3 +266,63 @@ async fn a_new_mirror_is_synced_at_start_and_the_log_says_when_each_job_is_due()
     let (code, _, stderr) = terminate(child).await;
     assert_eq!(code, Some(0), "stderr:\n{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_ticks_missed_during_a_long_sync_run_the_report_once_and_the_log_says_so() {
+    // Every answer takes 0.7 s: a sync of seconds, over which a report due every
+    // second falls due again and again.
+    let faults: FaultSpec = "latency=700".parse().expect("fault spec");
+    let sb = common::start(Profile::Tiny, faults, None).await;
+    let (dir, db) = common::scratch();
+    let started = Instant::now();
+    orgledger::sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
+        .await
+        .expect("a mirror to report on");
+    let sync_took = started.elapsed();
+    let out = dir.path().join("r");
+    let child = daemon_with(
+        &sb,
+        &db,
+        &out,
+        "0 0 0 1 1 *",
+        "* * * * * *",
+        &["--sync-now"],
+    );
+    wait_until("the sync at start", Duration::from_secs(60), || {
+        runs(&db, "succeeded") >= 2
+    })
+    .await;
+    // The report that waited runs, and the ticks after the sync run it once each.
+    const AFTER: u64 = 3;
+    tokio::time::sleep(Duration::from_secs(AFTER)).await;
+    let (code, _, stderr) = terminate(child).await;
+    assert_eq!(code, Some(0), "stderr:\n{stderr}");
+    let written = stderr.matches("reports written").count();
+    let folded: u64 = stderr
+        .lines()
+        .filter(|l| l.contains("report job runs once for"))
+        .filter_map(|l| {
+            l.split("skipped=")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum();
+    // Ticks piled up would each have run the report as soon as the sync ended:
+    // about one per second of the sync, within the seconds after it.
+    let piled = sync_took.as_secs();
+    assert!(
+        piled >= AFTER + 3,
+        "the sync ({sync_took:?}) must outlast the ticks after it for the test to tell"
+    );
+    assert!(
+        written >= 1 && written as u64 <= AFTER + 2,
+        "{written} report runs in the {AFTER} s after a sync of {sync_took:?}:\n{stderr}"
+    );
+    assert!(
+        folded + 1 >= piled.saturating_sub(2),
+        "the log says {folded} ticks were skipped over a sync of {sync_took:?}:\n{stderr}"
+    );
+}

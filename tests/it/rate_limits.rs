@@ -1,7 +1,8 @@
 //! A service that allows N requests per second (the sandbox's `rps=N`, 429 with
 //! `Retry-After` past it): the sync slows to its pace instead of meeting a storm of
-//! 429s, and `--rps` stays a hard cap below it. The 429s are counted by the
-//! sandbox (`GET /sandbox/stats`), not by the client under test.
+//! 429s, and `--rps` stays a hard cap below it. A service that answers 429 at
+//! random (`429=P`) is waited out 429 by 429 and never sets a pace. The 429s are
+//! counted by the sandbox (`GET /sandbox/stats`), not by the client under test.
 
 use crate::common;
 use crate::digest;
@@ -100,5 +101,36 @@ async fn a_requests_per_second_cap_below_the_service_limit_meets_no_429() {
     assert!(
         seconds >= (requests - 1) as f64 / CAP,
         "{requests} requests in {seconds:.2} s break a cap of {CAP}/s"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_429s_cost_their_pauses_and_never_lower_the_pace() {
+    let expected = faults::clean_digest(Profile::Small).await;
+    let spec: FaultSpec = "429=0.02".parse().expect("spec");
+    let sb = common::start(Profile::Small, spec, None).await;
+    let (_dir, db) = common::scratch();
+    let client = common::admin(&sb);
+    let (outcome, _seconds) = timed_sync(&sb, &client, &db).await;
+    assert_eq!(
+        digest::current_state(&common::open(&db)).expect("digest"),
+        expected
+    );
+    let (_requests, limited) = served(&sb).await;
+    assert!(limited >= 1, "the service answered some 429s");
+    assert_eq!(client.throttle().limited_count(), limited);
+    // Lone 429s among accepted answers show no limit: paused for, never paced.
+    assert_eq!(client.throttle().ceiling(), None, "no pace was set");
+    let note: String = common::open(&db)
+        .query_row(
+            "SELECT message FROM sync_runs WHERE id = ?1",
+            [outcome.run_id],
+            |r| r.get(0),
+        )
+        .expect("run message");
+    assert!(
+        note.contains(&format!("answered {limited} requests with 429"))
+            && note.contains("not paced"),
+        "{note}"
     );
 }

@@ -129,6 +129,22 @@ impl When {
     }
 }
 
+/// The default end of a window: now, or the last run when its time is later. A
+/// run's time is the service's clock, which may be ahead of this machine's: a
+/// window that ends now would then end before the runs it should reach.
+pub fn latest(conn: &Connection, now: DateTime<Utc>) -> Result<Point, MirrorError> {
+    let now = Point::time(now);
+    let last: Option<String> = conn.query_row(
+        "SELECT MAX(observed_at) FROM sync_runs WHERE observed_at IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(match last {
+        Some(at) if at > now.at => Point { at, run: i64::MAX },
+        _ => now,
+    })
+}
+
 /// The state the mirror starts from: after the first run that stored organizations.
 /// Everything that run stored was already there, not added, so a window never
 /// reaches before it.
