@@ -21,14 +21,18 @@
 //! added to the output rows in one place, `output`.
 //!
 //! Modules: `read` (the daily metrics), `series` (dense series), `windows` (the output
-//! rows of a series: rolling sums and period totals), `output` (the report's table).
+//! rows of a series: rolling sums and period totals), `output` (the report's table),
+//! `top` (the top users of the last 30 days, as the summary and the page rank them).
 
 mod output;
 mod read;
 mod series;
 #[cfg(test)]
 mod tests;
+mod top;
 mod windows;
+
+pub use top::top_users;
 
 use crate::calendar::months_back;
 use crate::report::completeness::{Completeness, Sources};

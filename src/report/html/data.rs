@@ -126,7 +126,8 @@ pub struct Trend {
     pub starts: Vec<String>,
     /// The white labels' totals, largest first.
     pub whitelabels: Vec<TrendSeries>,
-    /// The users with the most compute time in the window, most first.
+    /// The users with the most compute time in the window, most first (the day
+    /// window ranks them as `compute_trends::top_users` does).
     pub users: Vec<TrendSeries>,
 }
 
@@ -138,6 +139,11 @@ pub fn trends(df: &DataFrame) -> Vec<Trend> {
     let period = strs(df, "period");
     let start = strs(df, "period_start");
     let seconds = floats(df, "compute_seconds");
+    let top: std::collections::HashMap<i64, usize> = crate::report::compute_trends::top_users(df)
+        .into_iter()
+        .enumerate()
+        .map(|(rank, user)| (user.id, rank))
+        .collect();
     [
         ("day", "last 30 days, one bar per day"),
         (
@@ -200,6 +206,15 @@ pub fn trends(df: &DataFrame) -> Vec<Trend> {
         let (whitelabels, mut users): (Vec<_>, Vec<_>) = series
             .into_iter()
             .partition(|s| s.entity_type == "whitelabel");
+        if p == "day" {
+            // The last 30 days rank users as the terminal summary does.
+            users.sort_by_key(|s| {
+                s.entity_id
+                    .and_then(|id| top.get(&id))
+                    .copied()
+                    .unwrap_or(usize::MAX)
+            });
+        }
         users.truncate(TOP_USERS);
         Trend {
             period: p,
