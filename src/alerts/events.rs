@@ -251,7 +251,8 @@ pub(crate) fn trials(df: &DataFrame, rules: &Rules, as_of: NaiveDate) -> Vec<Obs
         );
         let to_deletion = due[r].and_then(parse_day).map(|d| d - today);
         let (kind, left, text) = match (status[r], days_left[r]) {
-            (Some("active" | "expiring"), Some(left)) if left <= rules.trial_expiring_days => (
+            // The report's status applies `[thresholds] trial_expiring_days`.
+            (Some("expiring"), Some(left)) => (
                 Kind::TrialExpiring,
                 Some(left),
                 format!(
