@@ -254,9 +254,8 @@ mod tests {
             notes[0].contains("[thresholds] trial_expiring_days"),
             "{notes:?}"
         );
-        let (t, notes) = parsed(
-            "[thresholds]\ntrial_expiring_days = 30\n[alerts]\ntrial_expiring_days = 21\n",
-        );
+        let (t, notes) =
+            parsed("[thresholds]\ntrial_expiring_days = 30\n[alerts]\ntrial_expiring_days = 21\n");
         assert_eq!(t.expiring_days, 30);
         assert!(notes[0].contains("ignored"), "{notes:?}");
         let bad = toml::from_str("[thresholds]\ntrial_expiring_days = -1\n").expect("parses");

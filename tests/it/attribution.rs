@@ -203,7 +203,10 @@ async fn every_report_and_page_puts_each_project_in_the_same_organization() {
         .collect();
     for (org, rows) in &projects {
         if rows.iter().any(|r| r["time_used_ms"].as_i64().is_some()) {
-            assert!(with_rows.contains(org), "compute_trends rows of organization {org}");
+            assert!(
+                with_rows.contains(org),
+                "compute_trends rows of organization {org}"
+            );
         }
     }
 
@@ -220,12 +223,19 @@ async fn every_report_and_page_puts_each_project_in_the_same_organization() {
             continue;
         };
         let live = rows.iter().filter(|r| r["deleted_date"].is_null()).count();
-        assert_eq!(count["used"].as_u64(), Some(live as u64), "organization {org}");
+        assert_eq!(
+            count["used"].as_u64(),
+            Some(live as u64),
+            "organization {org}"
+        );
         let compute = common::entitlement(&ent, *org, "compute_seconds");
         if compute["source"] == "project_info+projects" {
             let ms: i64 = rows.iter().filter_map(|r| r["time_used_ms"].as_i64()).sum();
             let used = compute["used"].as_f64().unwrap_or(f64::NAN);
-            assert!((used - ms as f64 / 1000.0).abs() < 1e-6, "organization {org}");
+            assert!(
+                (used - ms as f64 / 1000.0).abs() < 1e-6,
+                "organization {org}"
+            );
         }
         checked += 1;
     }
@@ -262,8 +272,16 @@ async fn every_report_and_page_puts_each_project_in_the_same_organization() {
             .filter(|r| r["deleted_date"].is_null())
             .filter(|r| day_of(&r["last_accessed"]).is_some_and(|d| d < stale_before))
             .count();
-        assert_eq!(s["projects_added"].as_u64(), Some(added as u64), "organization {org}");
-        assert_eq!(s["stale_projects"].as_u64(), Some(stale as u64), "organization {org}");
+        assert_eq!(
+            s["projects_added"].as_u64(),
+            Some(added as u64),
+            "organization {org}"
+        );
+        assert_eq!(
+            s["stale_projects"].as_u64(),
+            Some(stale as u64),
+            "organization {org}"
+        );
     }
     for id in [org::DEV_TWIN_A, org::DEV_TWIN_B, org::DEV_PENDING_MEMBER] {
         assert!(
