@@ -277,7 +277,7 @@ fn evaluate(
         Some(f) => f,
         None => report_frames(opts)?,
     };
-    let observations = observe(opts, &frames, &conn).map_err(sql)?;
+    let observations = observe(opts, &frames, &conn, &sql)?;
     let now = mirror::now_text();
     let events = if mode == Mode::ReadOnly {
         listed(opts.as_of, observations, &opts.rules.kinds, &now)
@@ -353,29 +353,31 @@ fn observe(
     opts: &AlertOptions,
     frames: &BTreeMap<String, DataFrame>,
     conn: &rusqlite::Connection,
-) -> rusqlite::Result<Vec<events::Observation>> {
+    sql: &dyn Fn(rusqlite::Error) -> AlertError,
+) -> Result<Vec<events::Observation>, AlertError> {
     let kinds = tracked(&opts.rules.kinds);
     let mut out = Vec::new();
     if kinds.contains(&Kind::EntitlementThreshold)
         && let Some(df) = frames.get("entitlements")
     {
-        out.extend(events::entitlements(df, &opts.rules.thresholds, opts.as_of));
+        out.extend(events::entitlements(
+            df,
+            &opts.rules.thresholds,
+            opts.as_of,
+        )?);
     }
     if let Some(df) = frames.get("trials") {
         out.extend(
-            events::trials(df, &opts.rules, opts.as_of)
+            events::trials(df, &opts.rules, opts.as_of)?
                 .into_iter()
                 .filter(|o| kinds.contains(&o.kind)),
         );
     }
     if kinds.contains(&Kind::SyncFailing) {
         let cutoff = crate::mirror::asof::cutoff(opts.as_of);
-        out.push(events::sync(
-            conn,
-            &cutoff,
-            opts.rules.sync_failing_runs,
-            opts.as_of,
-        )?);
+        out.push(
+            events::sync(conn, &cutoff, opts.rules.sync_failing_runs, opts.as_of).map_err(sql)?,
+        );
     }
     Ok(out)
 }
@@ -474,7 +476,11 @@ mod tests {
             ropts.thresholds.expiring_days = days;
             let frames = report::frames(&ropts).expect("trials");
             let status = txt(&frames["trials"], 0, "status");
-            assert_eq!(status.as_deref() == Some("expiring"), expiring, "{days} days");
+            assert_eq!(
+                status.as_deref() == Some("expiring"),
+                expiring,
+                "{days} days"
+            );
             let mut opts = AlertOptions::new(&m.path, day);
             opts.dry_run = true;
             opts.thresholds.expiring_days = days;

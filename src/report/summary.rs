@@ -5,8 +5,8 @@
 use crate::calendar::day_of;
 use crate::report::ReportOutcome;
 use crate::report::attention::{Attention, exhaustion_text};
+use crate::report::compute_trends::TopUser;
 use crate::report::units::{hours, metric_label};
-use polars::prelude::DataFrame;
 use std::fmt::Write;
 
 /// At most this many lines per section.
@@ -30,8 +30,8 @@ pub fn summary(outcome: &ReportOutcome) -> String {
     trials(&mut out, attention, outcome.as_of);
     projects(&mut out, attention);
     incomplete(&mut out, attention);
-    if let Some(df) = outcome.frames.get("compute_trends") {
-        top_users(&mut out, df);
+    if let Some(users) = &outcome.top_users {
+        top_users(&mut out, users);
     }
     let files: usize = outcome.files.len();
     let _ = writeln!(out, "{files} files written (see manifest.json)");
@@ -162,8 +162,7 @@ fn incomplete(out: &mut String, attention: &Attention) {
     more(out, rows.len());
 }
 
-fn top_users(out: &mut String, df: &DataFrame) {
-    let users = crate::report::compute_trends::top_users(df);
+fn top_users(out: &mut String, users: &[TopUser]) {
     let _ = writeln!(out, "Top compute users, last 30 days:");
     if users.is_empty() {
         let _ = writeln!(out, "  (no daily metrics)");

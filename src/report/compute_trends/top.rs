@@ -1,7 +1,8 @@
 //! The "top compute users, last 30 days" ranking, read from the report's table by
 //! the terminal summary and the HTML page alike.
 
-use crate::frame_values::{floats, ints, strs};
+use crate::report::ReportError;
+use crate::report::tables::ComputeTrends;
 use polars::prelude::DataFrame;
 use std::collections::HashMap;
 
@@ -17,16 +18,13 @@ pub struct TopUser {
 }
 
 /// Every user with a 30-day figure, most compute first (ties by id).
-pub fn top_users(df: &DataFrame) -> Vec<TopUser> {
-    let kind = strs(df, "entity_type");
-    let period = strs(df, "period");
-    let start = strs(df, "period_start");
-    let id = ints(df, "entity_id");
-    let name = strs(df, "entity_name");
-    let last30 = floats(df, "rolling_30d");
-    let prev30 = floats(df, "rolling_30d_prev");
+pub fn top_users(df: &DataFrame) -> Result<Vec<TopUser>, ReportError> {
+    let t = ComputeTrends::read(df)?;
+    let (kind, period, start) = (&t.entity_type, &t.period, &t.period_start);
+    let (id, name) = (&t.entity_id, &t.entity_name);
+    let (last30, prev30) = (&t.rolling_30d, &t.rolling_30d_prev);
     let mut latest: HashMap<i64, usize> = HashMap::new();
-    for r in 0..df.height() {
+    for r in 0..t.height() {
         if kind[r] == Some("user")
             && period[r] == Some("day")
             && let Some(user) = id[r]
@@ -49,5 +47,5 @@ pub fn top_users(df: &DataFrame) -> Vec<TopUser> {
         })
         .collect();
     users.sort_by(|a, b| b.last_30d.total_cmp(&a.last_30d).then(a.id.cmp(&b.id)));
-    users
+    Ok(users)
 }
