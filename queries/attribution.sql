@@ -2,11 +2,13 @@
 -- `compute_trends`, `usage_summary` and the completeness of their rows.
 -- Installed as TEMP views on every report connection after the as-of views (so it
 -- reads the mirror as of the report's date); extracts, overrides in a queries folder
--- and custom reports can all read `developer_profile_user`, `project_organization`
--- and `users_with_whitelabel`.
+-- and custom reports can all read `developer_profile_user`, `project_organization`,
+-- `project_organization_versions` and `users_with_whitelabel`.
 
 DROP VIEW IF EXISTS temp.developer_profile_user;
 DROP VIEW IF EXISTS temp.project_organization;
+DROP VIEW IF EXISTS temp.project_organization_versions;
+DROP VIEW IF EXISTS temp.project_organization_rule;
 DROP VIEW IF EXISTS temp.users_with_whitelabel;
 
 -- Every white label user (all columns of `users`) with its white label
@@ -56,11 +58,18 @@ FROM (SELECT organization_id, user_id,
       FROM dev_claims)
 WHERE k = 1;
 
--- A project's organization: its `ownerOrganizationId`, else the organization whose
--- get-organization answer lists it (when exactly one does: a user with two developer
--- profiles is told apart this way), else the developer profile of its
--- `developerProfileUserId` (or `ownerUserId`) when the data names exactly one.
-CREATE TEMP VIEW project_organization AS
+-- A project's organization: the one rule every report, the organization pages and
+-- custom reports read (reports/README.md, "A project's organization"). Its
+-- `ownerOrganizationId`; else the organization whose get-organization answer lists it
+-- (when exactly one does: a user with two developer profiles is told apart this way);
+-- else the developer profile of its `developerProfileUserId` (or `ownerUserId`) when
+-- the data names exactly one. The rule is applied to every version of a project, so
+-- the organization a project belonged to on a day is the one of its version current
+-- that day; the second and third steps read the listings and profiles as of the
+-- report's date. `current` = 1 marks the as-of date's rows (`projects`), 0 every
+-- version up to the as-of date (`projects_versions`); the two views below each keep
+-- one kind, and SQLite skips the other arm of the union (a constant-false WHERE).
+CREATE TEMP VIEW project_organization_rule AS
 WITH
 -- MATERIALIZED: computed once, not again for every row the NOT EXISTS below tests.
 dev_user AS MATERIALIZED (SELECT organization_id, user_id FROM developer_profile_user),
@@ -83,11 +92,35 @@ listed AS MATERIALIZED (
     GROUP BY project_id
     HAVING COUNT(*) = 1
 )
-SELECT p.id, p.deleted_date,
+SELECT p.current, p.id, p.valid_from, p.valid_to, p.removed_at, p.deleted_date,
+       p.created, p.last_accessed, p.whitelabel_id,
        COALESCE(p.owner_organization_id, l.organization_id, up.organization_id)
            AS organization_id
-FROM projects p
+FROM (SELECT 1 AS current, id, owner_organization_id, developer_profile_user_id,
+             owner_user_id, valid_from, NULL AS valid_to, NULL AS removed_at, deleted_date,
+             created, last_accessed, whitelabel_id
+      FROM projects
+      UNION ALL
+      SELECT 0, id, owner_organization_id, developer_profile_user_id, owner_user_id,
+             valid_from, valid_to, removed_at, deleted_date, created, last_accessed,
+             whitelabel_id
+      FROM projects_versions) p
 LEFT JOIN listed l ON p.owner_organization_id IS NULL AND l.project_id = p.id
 LEFT JOIN user_profile up
   ON p.owner_organization_id IS NULL
  AND up.user_id = COALESCE(p.developer_profile_user_id, p.owner_user_id);
+
+-- Each project of the as-of date with its organization.
+CREATE TEMP VIEW project_organization AS
+SELECT id, deleted_date, organization_id
+FROM project_organization_rule
+WHERE current = 1;
+
+-- Every version of every project up to the as-of date (`valid_to` NULL while
+-- current, `removed_at` when a complete sync stopped seeing it) with the organization
+-- the project belonged to while that version was current.
+CREATE TEMP VIEW project_organization_versions AS
+SELECT id, organization_id, valid_from, valid_to, removed_at, deleted_date, created,
+       last_accessed, whitelabel_id
+FROM project_organization_rule
+WHERE current = 0;

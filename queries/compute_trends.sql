@@ -27,14 +27,27 @@ FROM organizations;
 -- Changes of each organization's compute used (sum over its projects of
 -- project_info.compute_time_used_ms / 1000) from the mirror's history: every version
 -- of a project's info adds its value on the day it became current and takes it away
--- on the day it was replaced or removed. A project belongs to the organization of its
--- latest version. Both CTEs are MATERIALIZED: `v` is read twice, and SQLite would
--- otherwise copy the whole history views (every column) into temporary tables.
+-- on the day it was replaced or removed, both for the organization the project
+-- belonged to when that version became current (`project_organization_versions`,
+-- queries/attribution.sql; before the project's first version, its first
+-- organization). The CTEs are MATERIALIZED: `v` and `spans` are each read twice, and
+-- SQLite would otherwise copy the whole history views (every column) into temporary
+-- tables.
 WITH
-owner AS MATERIALIZED (
-    SELECT id, owner_organization_id, MAX(valid_from) AS seen
-    FROM projects_versions
-    GROUP BY id
+-- Each project's organizations over time: one span per change of organization.
+changed AS (
+    SELECT id, organization_id, valid_from,
+           ROW_NUMBER() OVER w AS k,
+           LAG(organization_id) OVER w AS before
+    FROM project_organization_versions
+    WINDOW w AS (PARTITION BY id ORDER BY valid_from)
+),
+spans AS MATERIALIZED (
+    SELECT id, organization_id,
+           CASE WHEN k = 1 THEN '' ELSE valid_from END AS span_from,
+           LEAD(valid_from) OVER (PARTITION BY id ORDER BY valid_from) AS span_to
+    FROM changed
+    WHERE k = 1 OR organization_id IS NOT before
 ),
 v AS MATERIALIZED (
     SELECT
@@ -45,11 +58,19 @@ v AS MATERIALIZED (
              THEN removed_at ELSE valid_to END AS valid_until
     FROM project_info_versions
     WHERE compute_time_used_ms IS NOT NULL
+),
+owned AS MATERIALIZED (
+    SELECT s.organization_id, v.valid_from, v.valid_until, v.seconds
+    FROM v
+    JOIN spans s
+      ON s.id = v.project_id
+     AND v.valid_from >= s.span_from
+     AND (s.span_to IS NULL OR v.valid_from < s.span_to)
+    WHERE s.organization_id IS NOT NULL
 )
-SELECT o.owner_organization_id AS organization_id, v.valid_from AS day, v.seconds AS delta
-FROM v JOIN owner o ON o.id = v.project_id
-WHERE o.owner_organization_id IS NOT NULL
+SELECT organization_id, valid_from AS day, seconds AS delta
+FROM owned
 UNION ALL
-SELECT o.owner_organization_id, v.valid_until, -v.seconds
-FROM v JOIN owner o ON o.id = v.project_id
-WHERE o.owner_organization_id IS NOT NULL AND v.valid_until < :cutoff;
+SELECT organization_id, valid_until, -seconds
+FROM owned
+WHERE valid_until < :cutoff;

@@ -52,19 +52,20 @@ GROUP BY v.id;
 
 -- part: projects
 -- Every project the mirror has known up to the as-of date, in its latest version,
--- with the time it was marked removed (if before the cut-off).
+-- with its organization then (`project_organization_versions`, queries/attribution.sql)
+-- and the time it was marked removed (if before the cut-off).
 SELECT
     p.id AS project_id,
-    p.owner_organization_id AS organization_id,
+    p.organization_id,
     COALESCE(p.whitelabel_id, o.whitelabel_id) AS whitelabel_id,
     p.created,
     p.deleted_date,
     p.last_accessed,
     CASE WHEN p.removed_at < :cutoff THEN p.removed_at END AS removed_at
 FROM (
-    SELECT id, owner_organization_id, whitelabel_id, created, deleted_date, last_accessed,
+    SELECT id, organization_id, whitelabel_id, created, deleted_date, last_accessed,
            removed_at, MAX(valid_from) AS seen
-    FROM projects_versions
+    FROM project_organization_versions
     GROUP BY id
 ) p
-LEFT JOIN organizations o ON o.id = p.owner_organization_id;
+LEFT JOIN organizations o ON o.id = p.organization_id;

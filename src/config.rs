@@ -37,6 +37,9 @@ pub struct Config {
     /// Report settings.
     #[serde(default)]
     pub report: ReportConfig,
+    /// The thresholds the reports and the alerts both apply.
+    #[serde(default)]
+    pub thresholds: ThresholdsConfig,
     /// Alerts; the daemon evaluates them after each report job only when present.
     pub alerts: Option<AlertsConfig>,
     /// Parquet export settings.
@@ -132,13 +135,24 @@ pub struct ReportConfig {
     pub queries: Option<PathBuf>,
 }
 
+/// `[thresholds]`: each a setting of one concept, read by the reports (a row's
+/// status) and the alerts (the event of that status) alike.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThresholdsConfig {
+    /// A trial is `expiring` (report status, `trial.expiring`) this many days before
+    /// its expiration.
+    pub trial_expiring_days: Option<i64>,
+}
+
 /// `[alerts]` (docs/alerts.md). Flags of `orgledger alerts` override it.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AlertsConfig {
     /// Percentages of an entitlement limit that fire `entitlement.threshold`.
     pub thresholds: Option<Vec<f64>>,
-    /// `trial.expiring` this many days before the expiration.
+    /// Replaced by `[thresholds] trial_expiring_days`, which the reports read too;
+    /// still read (with a warning) when that is absent.
     pub trial_expiring_days: Option<i64>,
     /// `trial.deletion_due` this many days before the organization's deletion.
     pub trial_deletion_days: Option<i64>,

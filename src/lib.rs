@@ -53,9 +53,9 @@
 //! Everything else is crate-internal: the mirror's row writer, the sync's writer
 //! thread, the daily-metrics scanner, the report frames and SQL helpers, the
 //! settings and scheduling of the daemon, and the modules below every room
-//! (`calendar`: days; `output`: atomic, hashed files and the Parquet writer;
-//! `frame_values`: reading finished frames' cells). `docs/architecture.md` gives
-//! the order of the rooms: each imports only from those below it.
+//! (`calendar`: days; `output`: atomic, hashed files and the Parquet writer).
+//! `docs/architecture.md` gives the order of the rooms: each imports only from those
+//! below it.
 
 pub mod alerts;
 pub mod api;
@@ -65,7 +65,6 @@ pub mod cli;
 pub(crate) mod config;
 pub mod export;
 pub mod file_mode;
-pub(crate) mod frame_values;
 pub mod mirror;
 pub mod output;
 pub mod report;

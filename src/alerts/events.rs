@@ -4,8 +4,9 @@
 
 use crate::alerts::{Kind, Rules};
 use crate::calendar::{day_of, parse_day};
-use crate::frame_values::{bools, floats, ints, strs};
+use crate::report::ReportError;
 use crate::report::attention::{EXHAUSTION_HORIZON_YEARS, exhaustion_within_horizon};
+use crate::report::tables::{Entitlements, Trials};
 use crate::report::units::metric_label;
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
@@ -125,62 +126,51 @@ pub(crate) fn entitlements(
     df: &DataFrame,
     thresholds: &[f64],
     as_of: NaiveDate,
-) -> Vec<Observation> {
-    let org = ints(df, "organization_id");
-    let name = strs(df, "organization_name");
-    let metric = strs(df, "metric");
-    let unit = strs(df, "unit");
-    let used = floats(df, "used");
-    let limit = floats(df, "limit");
-    let pct = floats(df, "pct_used");
-    let used_human = strs(df, "used_human");
-    let limit_human = strs(df, "limit_human");
-    let exhaustion = strs(df, "projected_exhaustion");
-    let done = completeness(df);
+) -> Result<Vec<Observation>, ReportError> {
+    let t = Entitlements::read(df)?;
     let mut out = Vec::new();
-    for r in 0..df.height() {
-        let Some(p) = pct[r] else { continue };
-        for &threshold in thresholds.iter().filter(|t| p >= **t) {
-            let (org_id, metric) = (org[r].unwrap_or_default(), metric[r].unwrap_or("?"));
-            let org_name = name[r].unwrap_or("?");
+    for r in 0..t.height() {
+        let Some(p) = t.pct_used[r] else { continue };
+        let complete = t.complete[r].unwrap_or(true);
+        let missing = t.missing[r].unwrap_or("");
+        for &threshold in thresholds.iter().filter(|th| p >= **th) {
+            let org_id = t.organization_id[r].unwrap_or_default();
+            let metric = t.metric[r].unwrap_or("?");
+            let org_name = t.organization_name[r].unwrap_or("?");
             let mut text = format!(
                 "{org_name} (organization {org_id}) passed {threshold} % of its {} entitlement: {} of {} ({p} %)",
                 metric_label(metric),
-                used_human[r].unwrap_or("?"),
-                limit_human[r].unwrap_or("?"),
+                t.used_human[r].unwrap_or("?"),
+                t.limit_human[r].unwrap_or("?"),
             );
-            match exhaustion[r].map(|date| exhaustion_within_horizon(date, as_of)) {
+            let exhaustion = t.projected_exhaustion[r];
+            match exhaustion.map(|date| exhaustion_within_horizon(date, as_of)) {
                 Some(Some(date)) => text.push_str(&format!("; limit reached around {date}")),
                 Some(None) => text.push_str(&format!(
                     "; limit not reached within {EXHAUSTION_HORIZON_YEARS} years"
                 )),
                 None => {}
             }
-            if !done.complete[r] {
-                text.push_str(&format!("; incomplete data (missing: {})", done.missing[r]));
+            if !complete {
+                text.push_str(&format!("; incomplete data (missing: {missing})"));
             }
-            let mut data = json!({
+            let data = json!({
                 "as_of": as_of.to_string(),
-                "organization_id": org[r],
-                "organization_name": name[r],
+                "organization_id": t.organization_id[r],
+                "organization_name": t.organization_name[r],
                 "metric": metric,
-                "unit": unit[r],
-                "used": used[r],
-                "limit": limit[r],
+                "unit": t.unit[r],
+                "used": t.used[r],
+                "limit": t.limit[r],
                 "pct_used": p,
                 "threshold": threshold,
-                "complete": done.complete[r],
-                "missing": done.missing[r],
-                "projected_exhaustion": exhaustion[r],
+                "complete": complete,
+                "missing": missing,
+                "projected_exhaustion": exhaustion,
+                "data_as_of": t.data_as_of[r],
             });
-            if let (Some(obj), Some(day)) = (data.as_object_mut(), &done.data_as_of) {
-                obj.insert("data_as_of".into(), day[r].clone().into());
-            }
             out.push(Observation {
-                key: format!(
-                    "{}/{org_id}/{metric}/{threshold}",
-                    Kind::EntitlementThreshold.as_str()
-                ),
+                key: threshold_key(org_id, metric, threshold),
                 kind: Kind::EntitlementThreshold,
                 active: true,
                 data,
@@ -188,75 +178,36 @@ pub(crate) fn entitlements(
             });
         }
     }
-    out
-}
-
-/// Whether each entitlement row's figures are complete, and what is missing. The
-/// columns come from the report when it has them; a report without them counts
-/// as complete, nothing missing.
-struct Completeness {
-    complete: Vec<bool>,
-    missing: Vec<String>,
-    data_as_of: Option<Vec<Option<String>>>,
-}
-
-fn completeness(df: &DataFrame) -> Completeness {
-    let has = |c: &str| df.column(c).is_ok();
-    let complete = if has("complete") {
-        bools(df, "complete")
-            .into_iter()
-            .map(|v| v.unwrap_or(true))
-            .collect()
-    } else {
-        vec![true; df.height()]
-    };
-    let missing = strs(df, "missing")
-        .into_iter()
-        .map(|v| v.unwrap_or("").to_string())
-        .collect();
-    let data_as_of = has("data_as_of").then(|| {
-        strs(df, "data_as_of")
-            .into_iter()
-            .map(|v| v.map(str::to_string))
-            .collect()
-    });
-    Completeness {
-        complete,
-        missing,
-        data_as_of,
-    }
+    Ok(out)
 }
 
 /// The trials expiring soon, expired, or whose organization is due for deletion soon.
-pub(crate) fn trials(df: &DataFrame, rules: &Rules, as_of: NaiveDate) -> Vec<Observation> {
-    let id = ints(df, "trial_id");
-    let user_id = ints(df, "user_id");
-    let user = strs(df, "user_name");
-    let email = strs(df, "user_email");
-    let org = ints(df, "organization_id");
-    let org_name = strs(df, "organization_name");
-    let expiration = strs(df, "expiration_date");
-    let expired = strs(df, "expired_date");
-    let due = strs(df, "deletion_due");
-    let status = strs(df, "status");
-    let days_left = ints(df, "days_left");
+pub(crate) fn trials(
+    df: &DataFrame,
+    rules: &Rules,
+    as_of: NaiveDate,
+) -> Result<Vec<Observation>, ReportError> {
+    let t = Trials::read(df)?;
     let today = day_of(as_of);
     let mut out = Vec::new();
-    for r in 0..df.height() {
-        let trial = id[r].unwrap_or_default();
+    for r in 0..t.height() {
+        let trial = t.trial_id[r].unwrap_or_default();
         let who = format!(
             "trial {trial} of {} ({})",
-            user[r].unwrap_or("?"),
-            org_name[r].unwrap_or("?")
+            t.user_name[r].unwrap_or("?"),
+            t.organization_name[r].unwrap_or("?")
         );
-        let to_deletion = due[r].and_then(parse_day).map(|d| d - today);
-        let (kind, left, text) = match (status[r], days_left[r]) {
-            (Some("active" | "expiring"), Some(left)) if left <= rules.trial_expiring_days => (
+        let (expiration, expired, due) =
+            (t.expiration_date[r], t.expired_date[r], t.deletion_due[r]);
+        let to_deletion = due.and_then(parse_day).map(|d| d - today);
+        let (kind, left, text) = match (t.status[r], t.days_left[r]) {
+            // The report's status applies `[thresholds] trial_expiring_days`.
+            (Some("expiring"), Some(left)) => (
                 Kind::TrialExpiring,
                 Some(left),
                 format!(
                     "The {who} expires in {left} days ({})",
-                    expiration[r].map_or("?", day_part)
+                    expiration.map_or("?", day_part)
                 ),
             ),
             (Some("expired"), _) => (
@@ -264,8 +215,8 @@ pub(crate) fn trials(df: &DataFrame, rules: &Rules, as_of: NaiveDate) -> Vec<Obs
                 to_deletion,
                 format!(
                     "The {who} expired on {}; its organization is due for deletion on {}",
-                    expired[r].or(expiration[r]).map_or("?", day_part),
-                    due[r].unwrap_or("?")
+                    expired.or(expiration).map_or("?", day_part),
+                    due.unwrap_or("?")
                 ),
             ),
             _ => continue,
@@ -273,21 +224,21 @@ pub(crate) fn trials(df: &DataFrame, rules: &Rules, as_of: NaiveDate) -> Vec<Obs
         let data = |left: Option<i64>| {
             json!({
                 "as_of": as_of.to_string(),
-                "trial_id": id[r],
-                "user_id": user_id[r],
-                "user_name": user[r],
-                "user_email": email[r],
-                "organization_id": org[r],
-                "organization_name": org_name[r],
-                "expiration_date": expiration[r],
-                "expired_date": expired[r],
-                "deletion_due": due[r],
-                "status": status[r],
+                "trial_id": t.trial_id[r],
+                "user_id": t.user_id[r],
+                "user_name": t.user_name[r],
+                "user_email": t.user_email[r],
+                "organization_id": t.organization_id[r],
+                "organization_name": t.organization_name[r],
+                "expiration_date": expiration,
+                "expired_date": expired,
+                "deletion_due": due,
+                "status": t.status[r],
                 "days_left": left,
             })
         };
         out.push(Observation {
-            key: format!("{}/{trial}", kind.as_str()),
+            key: trial_key(kind, trial),
             kind,
             active: true,
             data: data(left),
@@ -297,18 +248,31 @@ pub(crate) fn trials(df: &DataFrame, rules: &Rules, as_of: NaiveDate) -> Vec<Obs
             to_deletion.filter(|d| kind == Kind::TrialExpired && *d <= rules.trial_deletion_days)
         {
             out.push(Observation {
-                key: format!("{}/{trial}", Kind::TrialDeletionDue.as_str()),
+                key: trial_key(Kind::TrialDeletionDue, trial),
                 kind: Kind::TrialDeletionDue,
                 active: true,
                 data: data(Some(left)),
                 text: format!(
                     "The organization of the {who} is due for deletion in {left} days ({})",
-                    due[r].unwrap_or("?")
+                    due.unwrap_or("?")
                 ),
             });
         }
     }
-    out
+    Ok(out)
+}
+
+/// The key of an entitlement threshold's condition: `entitlement.threshold/<org>/<metric>/<pct>`.
+fn threshold_key(org: i64, metric: &str, threshold: f64) -> String {
+    format!(
+        "{}/{org}/{metric}/{threshold}",
+        Kind::EntitlementThreshold.as_str()
+    )
+}
+
+/// The key of a trial's condition: `<kind>/<trial>`.
+fn trial_key(kind: Kind, trial: i64) -> String {
+    format!("{}/{trial}", kind.as_str())
 }
 
 fn day_part(text: &str) -> &str {
@@ -433,25 +397,43 @@ mod tests {
     use super::*;
     use polars::prelude::*;
 
-    fn row(extra: Vec<Column>) -> DataFrame {
+    /// An `entitlements` table of one row: organization 7's users at 120 %, the
+    /// other columns empty unless `with` sets them.
+    fn row(with: Vec<Column>) -> DataFrame {
+        let null = |name: &str, dtype: DataType| Column::full_null(name.into(), 1, &dtype);
         let mut cols = vec![
             Column::new("organization_id".into(), [7i64]),
             Column::new("organization_name".into(), ["Seven"]),
             Column::new("metric".into(), ["users"]),
+            null("unit", DataType::String),
+            null("used", DataType::Float64),
+            null("limit", DataType::Float64),
             Column::new("pct_used".into(), [120.0]),
+            null("remaining", DataType::Float64),
+            null("status", DataType::String),
+            null("used_human", DataType::String),
+            null("limit_human", DataType::String),
+            null("projected_exhaustion", DataType::String),
+            null("complete", DataType::Boolean),
+            null("missing", DataType::String),
+            null("data_as_of", DataType::String),
         ];
-        cols.extend(extra);
+        for column in with {
+            if let Some(at) = cols.iter().position(|c| c.name() == column.name()) {
+                cols[at] = column;
+            }
+        }
         DataFrame::new(1, cols).expect("frame")
     }
 
     #[test]
     fn every_threshold_passed_fires_and_completeness_falls_back_to_complete() {
         let day = NaiveDate::from_ymd_opt(2026, 1, 31).expect("date");
-        let obs = entitlements(&row(vec![]), &[80.0, 100.0, 150.0], day);
+        let obs = entitlements(&row(vec![]), &[80.0, 100.0, 150.0], day).expect("read");
         assert_eq!(obs.len(), 2, "80 and 100, not 150");
         assert_eq!(obs[0].data["complete"], true);
         assert_eq!(obs[0].data["missing"], "");
-        assert!(obs[0].data.get("data_as_of").is_none());
+        assert!(obs[0].data["data_as_of"].is_null());
         assert_eq!(obs[1].key, "entitlement.threshold/7/users/100");
 
         let partial = row(vec![
@@ -459,7 +441,7 @@ mod tests {
             Column::new("missing".into(), ["daily_metrics"]),
             Column::new("data_as_of".into(), ["2026-01-30"]),
         ]);
-        let obs = entitlements(&partial, &[80.0], day);
+        let obs = entitlements(&partial, &[80.0], day).expect("read");
         assert_eq!(obs[0].data["complete"], false);
         assert_eq!(obs[0].data["missing"], "daily_metrics");
         assert_eq!(obs[0].data["data_as_of"], "2026-01-30");
@@ -471,21 +453,29 @@ mod tests {
     }
 
     #[test]
+    fn a_table_without_pct_used_is_an_error_not_silence() {
+        let day = NaiveDate::from_ymd_opt(2026, 1, 31).expect("date");
+        let renamed = row(vec![])
+            .rename("pct_used", "pct".into())
+            .map(|d| d.clone())
+            .expect("rename");
+        let err = entitlements(&renamed, &[80.0], day).expect_err("no pct_used");
+        assert!(err.to_string().contains("pct_used"), "{err}");
+    }
+
+    #[test]
     fn the_text_names_metrics_and_far_exhaustion_as_the_reports_do() {
         let day = NaiveDate::from_ymd_opt(2026, 11, 26).expect("date");
         let with = |metric: &str, exhaustion: &str| {
-            let frame = DataFrame::new(
-                1,
-                vec![
-                    Column::new("organization_id".into(), [7i64]),
-                    Column::new("organization_name".into(), ["Seven"]),
-                    Column::new("metric".into(), [metric]),
-                    Column::new("pct_used".into(), [90.0]),
-                    Column::new("projected_exhaustion".into(), [exhaustion]),
-                ],
-            )
-            .expect("frame");
-            entitlements(&frame, &[80.0], day).remove(0).text
+            let frame = row(vec![
+                Column::new("metric".into(), [metric]),
+                Column::new("pct_used".into(), [90.0]),
+                Column::new("projected_exhaustion".into(), [exhaustion]),
+            ]);
+            entitlements(&frame, &[80.0], day)
+                .expect("read")
+                .remove(0)
+                .text
         };
         let far = with("storage_bytes", "2361-07-14");
         assert!(far.contains("of its storage entitlement"), "{far}");

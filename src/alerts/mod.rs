@@ -28,7 +28,7 @@ pub use outbox::Counts;
 pub use webhook::{Retry, SigningKey, Webhook};
 
 use crate::mirror::{self, MirrorError};
-use crate::report::{self, ReportError, ReportOptions};
+use crate::report::{self, ReportError, ReportOptions, Thresholds};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
 use std::collections::{BTreeMap, HashSet};
@@ -83,10 +83,9 @@ impl Kind {
 /// What counts as an alert.
 #[derive(Debug, Clone)]
 pub struct Rules {
-    /// Percentages of a limit (default 80 and 100).
+    /// Percentages of a limit (default: the report's `warning` and `exceeded` bands,
+    /// 80 and 100).
     pub thresholds: Vec<f64>,
-    /// `trial.expiring` this many days ahead (default 14).
-    pub trial_expiring_days: i64,
     /// `trial.deletion_due` this many days ahead (default 7).
     pub trial_deletion_days: i64,
     /// `sync.failing` after this many failed or partial runs in a row (default 3).
@@ -98,8 +97,10 @@ pub struct Rules {
 impl Default for Rules {
     fn default() -> Self {
         Rules {
-            thresholds: vec![80.0, 100.0],
-            trial_expiring_days: 14,
+            thresholds: {
+                let bands = Thresholds::default();
+                vec![bands.warning_pct, bands.exceeded_pct]
+            },
             trial_deletion_days: 7,
             sync_failing_runs: 3,
             kinds: Kind::ALL.into_iter().collect(),
@@ -116,6 +117,9 @@ pub struct AlertOptions {
     pub as_of: NaiveDate,
     /// What counts.
     pub rules: Rules,
+    /// The reports' thresholds (`[thresholds]`): a trial's `expiring` status is the
+    /// report's, so the alert and the report never disagree.
+    pub thresholds: Thresholds,
     /// The webhooks (names unique), each with its format.
     pub webhooks: Vec<Webhook>,
     /// JSON lines, if any.
@@ -140,6 +144,7 @@ impl AlertOptions {
             db: db.into(),
             as_of,
             rules: Rules::default(),
+            thresholds: Thresholds::default(),
             webhooks: Vec::new(),
             jsonl: None,
             dry_run: false,
@@ -272,7 +277,7 @@ fn evaluate(
         Some(f) => f,
         None => report_frames(opts)?,
     };
-    let observations = observe(opts, &frames, &conn).map_err(sql)?;
+    let observations = observe(opts, &frames, &conn, &sql)?;
     let now = mirror::now_text();
     let events = if mode == Mode::ReadOnly {
         listed(opts.as_of, observations, &opts.rules.kinds, &now)
@@ -339,6 +344,7 @@ fn report_frames(opts: &AlertOptions) -> Result<BTreeMap<String, DataFrame>, Ale
     ropts.names = names;
     ropts.queries_dir = opts.queries_dir.clone();
     ropts.redact_pii = opts.redact_pii;
+    ropts.thresholds = opts.thresholds.clone();
     Ok(report::frames(&ropts)?)
 }
 
@@ -347,29 +353,31 @@ fn observe(
     opts: &AlertOptions,
     frames: &BTreeMap<String, DataFrame>,
     conn: &rusqlite::Connection,
-) -> rusqlite::Result<Vec<events::Observation>> {
+    sql: &dyn Fn(rusqlite::Error) -> AlertError,
+) -> Result<Vec<events::Observation>, AlertError> {
     let kinds = tracked(&opts.rules.kinds);
     let mut out = Vec::new();
     if kinds.contains(&Kind::EntitlementThreshold)
         && let Some(df) = frames.get("entitlements")
     {
-        out.extend(events::entitlements(df, &opts.rules.thresholds, opts.as_of));
+        out.extend(events::entitlements(
+            df,
+            &opts.rules.thresholds,
+            opts.as_of,
+        )?);
     }
     if let Some(df) = frames.get("trials") {
         out.extend(
-            events::trials(df, &opts.rules, opts.as_of)
+            events::trials(df, &opts.rules, opts.as_of)?
                 .into_iter()
                 .filter(|o| kinds.contains(&o.kind)),
         );
     }
     if kinds.contains(&Kind::SyncFailing) {
         let cutoff = crate::mirror::asof::cutoff(opts.as_of);
-        out.push(events::sync(
-            conn,
-            &cutoff,
-            opts.rules.sync_failing_runs,
-            opts.as_of,
-        )?);
+        out.push(
+            events::sync(conn, &cutoff, opts.rules.sync_failing_runs, opts.as_of).map_err(sql)?,
+        );
     }
     Ok(out)
 }
@@ -434,4 +442,51 @@ async fn deliver_to(conn: &mut rusqlite::Connection, hook: &Webhook) -> rusqlite
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mirror::spec::{ORGANIZATIONS, TRIALS};
+    use crate::report::testkit::*;
+
+    /// `trial.expiring` fires exactly for a trial whose `trials` status is
+    /// `expiring`, whatever `[thresholds] trial_expiring_days` says.
+    #[test]
+    fn trial_expiring_is_the_reports_expiring_status_at_every_setting() {
+        let mut m = TestMirror::new();
+        m.run("2025-03-31T06:00:00.000Z", |w| {
+            w.put(&ORGANIZATIONS, &[("id", i(1)), ("name", t("Org"))]);
+            w.scope(
+                &TRIALS,
+                &[i(1)],
+                &[&[
+                    ("id", i(5)),
+                    ("user_id", i(1)),
+                    ("organization_id", i(1)),
+                    ("expiration_date", t("2025-04-20T00:00:00.000Z")),
+                ]],
+            );
+        });
+        m.close();
+        let day = NaiveDate::from_ymd_opt(2025, 3, 31).expect("date");
+        // 20 days left: active at 14, expiring at 30.
+        for (days, expiring) in [(14, false), (30, true)] {
+            let mut ropts = m.options("2025-03-31", &["trials"]);
+            ropts.thresholds.expiring_days = days;
+            let frames = report::frames(&ropts).expect("trials");
+            let status = txt(&frames["trials"], 0, "status");
+            assert_eq!(
+                status.as_deref() == Some("expiring"),
+                expiring,
+                "{days} days"
+            );
+            let mut opts = AlertOptions::new(&m.path, day);
+            opts.dry_run = true;
+            opts.thresholds.expiring_days = days;
+            let events = evaluate(&opts, None).expect("evaluation").events;
+            let fired = events.iter().any(|e| e.kind == "trial.expiring");
+            assert_eq!(fired, expiring, "{days} days: {events:?}");
+        }
+    }
 }

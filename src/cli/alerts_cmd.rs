@@ -30,11 +30,6 @@ fn rules(cfg: &AlertsConfig) -> Result<Rules> {
             None => Ok(default),
         }
     };
-    rules.trial_expiring_days = days(
-        cfg.trial_expiring_days,
-        "trial_expiring_days",
-        rules.trial_expiring_days,
-    )?;
     rules.trial_deletion_days = days(
         cfg.trial_deletion_days,
         "trial_deletion_days",
@@ -69,6 +64,7 @@ pub fn options(settings: &Settings, args: &AlertsArgs) -> Result<AlertOptions> {
         .unwrap_or_else(|| chrono::Utc::now().date_naive());
     let mut opts = AlertOptions::new(settings.db.clone(), as_of);
     opts.rules = rules(&cfg)?;
+    opts.thresholds = settings.thresholds()?;
     opts.dry_run = args.dry_run;
     opts.queries_dir = settings.config.report.queries.clone();
     opts.redact_pii = settings.config.report.redact_pii.unwrap_or(false);

@@ -3,7 +3,7 @@
 use crate::cli::Exit;
 use crate::cli::args::{ReportArgs, ReportFormat};
 use crate::cli::settings::Settings;
-use crate::report::{self, Format, ReportOptions, Thresholds};
+use crate::report::{self, Format, ReportOptions};
 use anyhow::Result;
 
 /// Default output root.
@@ -59,7 +59,7 @@ pub fn options(settings: &Settings, args: &ReportArgs) -> Result<ReportOptions> 
         store,
         queries_dir: args.queries.clone().or_else(|| cfg.queries.clone()),
         redact_pii: args.redact_pii || cfg.redact_pii.unwrap_or(false),
-        thresholds: Thresholds::default(),
+        thresholds: settings.thresholds()?,
         file_mode: settings.file_mode(args.file_mode),
     })
 }

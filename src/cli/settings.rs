@@ -7,6 +7,7 @@ use crate::cli::UsageError;
 use crate::cli::args::{Cli, ConnArgs, PaceArgs};
 use crate::config::{Config, read_secret_file};
 use crate::file_mode::FileMode;
+use crate::report::Thresholds;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -63,6 +64,17 @@ impl Settings {
     /// file's `file_mode`, else owner only.
     pub fn file_mode(&self, flag: Option<FileMode>) -> FileMode {
         flag.or(self.config.file_mode).unwrap_or_default()
+    }
+
+    /// The thresholds of the reports' statuses, which the alerts apply too:
+    /// `[thresholds]`, else the defaults. A key's old place still counts when the
+    /// new one is absent, with a warning that names the new one.
+    pub fn thresholds(&self) -> Result<Thresholds> {
+        let (thresholds, notes) = thresholds(&self.config)?;
+        for note in notes {
+            tracing::warn!("{note}");
+        }
+        Ok(thresholds)
     }
 
     /// Credentials from flags, environment or config files.
@@ -188,9 +200,67 @@ fn shell_word(text: &str) -> String {
     }
 }
 
+/// The config's thresholds and a note for each key read from its old place.
+fn thresholds(config: &Config) -> Result<(Thresholds, Vec<String>)> {
+    let mut thresholds = Thresholds::default();
+    let mut notes = Vec::new();
+    let old = config.alerts.as_ref().and_then(|a| a.trial_expiring_days);
+    let days = match (config.thresholds.trial_expiring_days, old) {
+        (Some(days), old) => {
+            if old.is_some() {
+                notes.push(
+                    "config [alerts] trial_expiring_days is ignored: [thresholds] trial_expiring_days is set, and the reports and the alerts both read that one; remove the old key".to_string(),
+                );
+            }
+            Some(days)
+        }
+        (None, Some(days)) => {
+            notes.push(
+                "config [alerts] trial_expiring_days is replaced by [thresholds] trial_expiring_days, which the reports' trial status reads too; move the key there".to_string(),
+            );
+            Some(days)
+        }
+        (None, None) => None,
+    };
+    if let Some(days) = days {
+        if days < 0 {
+            return Err(UsageError(format!(
+                "config [thresholds] trial_expiring_days: {days} is negative"
+            ))
+            .into());
+        }
+        thresholds.expiring_days = days;
+    }
+    Ok((thresholds, notes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parsed(text: &str) -> (Thresholds, Vec<String>) {
+        thresholds(&toml::from_str(text).expect("config parses")).expect("thresholds")
+    }
+
+    #[test]
+    fn trial_expiring_days_is_one_setting_and_its_old_key_still_counts_with_a_warning() {
+        let (t, notes) = parsed("");
+        assert_eq!((t.expiring_days, notes.len()), (14, 0));
+        let (t, notes) = parsed("[thresholds]\ntrial_expiring_days = 30\n");
+        assert_eq!((t.expiring_days, notes.len()), (30, 0));
+        let (t, notes) = parsed("[alerts]\ntrial_expiring_days = 21\n");
+        assert_eq!(t.expiring_days, 21);
+        assert!(
+            notes[0].contains("[thresholds] trial_expiring_days"),
+            "{notes:?}"
+        );
+        let (t, notes) =
+            parsed("[thresholds]\ntrial_expiring_days = 30\n[alerts]\ntrial_expiring_days = 21\n");
+        assert_eq!(t.expiring_days, 30);
+        assert!(notes[0].contains("ignored"), "{notes:?}");
+        let bad = toml::from_str("[thresholds]\ntrial_expiring_days = -1\n").expect("parses");
+        assert!(thresholds(&bad).is_err());
+    }
 
     #[test]
     fn suggested_commands_quote_paths_for_the_shell() {

@@ -4,7 +4,7 @@
 //! holds. A value that does not fit its declared type is an error naming table, column
 //! and value rather than a silent null.
 
-use crate::calendar::parse_day_bytes;
+use crate::calendar::parse_timestamp;
 use crate::export::ExportError;
 use crate::mirror::spec::{Column, Ty};
 use polars::prelude::{
@@ -158,26 +158,10 @@ fn push_value(builder: &mut Builder, value: ValueRef<'_>) -> Result<(), Misfit> 
     Ok(())
 }
 
-/// Milliseconds since 1970-01-01 of a mirror timestamp (`YYYY-MM-DDTHH:MM:SS.sssZ`,
-/// fixed width, UTC). Read digit by digit: a large export parses millions of them.
+/// Milliseconds since 1970-01-01 of a mirror timestamp (`crate::calendar`'s reader).
 pub fn epoch_millis(t: &[u8]) -> Option<i64> {
-    if t.len() != 24 || t[10] != b'T' || t[13] != b':' || t[16] != b':' || t[19] != b'.' {
-        return None;
-    }
-    if t[23] != b'Z' {
-        return None;
-    }
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        t[range].iter().try_fold(0i64, |n, &c| {
-            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
-        })
-    };
-    let (h, m, s, ms) = (num(11..13)?, num(14..16)?, num(17..19)?, num(20..23)?);
-    if h > 23 || m > 59 || s > 59 {
-        return None;
-    }
-    let day = parse_day_bytes(&t[..10])?;
-    Some(((day * 24 + h) * 60 + m) * 60_000 + s * 1000 + ms)
+    let (day, nanos) = parse_timestamp(t)?;
+    Some(day * 86_400_000 + nanos / 1_000_000)
 }
 
 fn text_of(value: ValueRef<'_>) -> String {

@@ -5,8 +5,9 @@
 //! with the rows of the CSV files that carry those statuses.
 
 use crate::calendar::{day_of, parse_day};
-use crate::frame_values::{bools, floats, ints, strs};
+use crate::report::ReportError;
 use crate::report::status::Status;
+use crate::report::tables::{ComputeTrends, Entitlements, ProjectCompute, Trials, UsageSummary};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
 use std::collections::{BTreeMap, BTreeSet};
@@ -170,13 +171,19 @@ pub struct Counts {
 
 impl Attention {
     /// Reads the finished frames of a run as of `as_of`.
-    pub fn from_frames(frames: &BTreeMap<String, DataFrame>, as_of: NaiveDate) -> Attention {
-        Attention {
-            limits: frames.get("entitlements").map(limits),
-            trials: frames.get("trials").map(|df| trials(df, day_of(as_of))),
-            projects: frames.get("project_compute").map(projects),
-            incomplete: incomplete(frames),
-        }
+    pub fn from_frames(
+        frames: &BTreeMap<String, DataFrame>,
+        as_of: NaiveDate,
+    ) -> Result<Attention, ReportError> {
+        Ok(Attention {
+            limits: frames.get("entitlements").map(limits).transpose()?,
+            trials: frames
+                .get("trials")
+                .map(|df| trials(df, day_of(as_of)))
+                .transpose()?,
+            projects: frames.get("project_compute").map(projects).transpose()?,
+            incomplete: incomplete(frames)?,
+        })
     }
 
     pub fn counts(&self) -> Counts {
@@ -232,33 +239,24 @@ pub fn exhaustion_within_horizon(date: &str, as_of: NaiveDate) -> Option<&str> {
 
 /// Every entitlement row, most urgent first: by status (exceeded, at_limit, warning,
 /// ok, no_limit, no_data), then percentage.
-pub fn entitlement_rows(df: &DataFrame) -> Vec<Limit> {
-    let id = ints(df, "organization_id");
-    let name = strs(df, "organization_name");
-    let metric = strs(df, "metric");
-    let unit = strs(df, "unit");
-    let used = floats(df, "used");
-    let limit = floats(df, "limit");
-    let used_human = strs(df, "used_human");
-    let limit_human = strs(df, "limit_human");
-    let pct = floats(df, "pct_used");
-    let remaining = floats(df, "remaining");
-    let status = strs(df, "status");
-    let exhaustion = strs(df, "projected_exhaustion");
-    let mut out: Vec<Limit> = (0..df.height())
+pub fn entitlement_rows(df: &DataFrame) -> Result<Vec<Limit>, ReportError> {
+    let t = Entitlements::read(df)?;
+    let mut out: Vec<Limit> = (0..t.height())
         .map(|r| Limit {
-            org_id: id[r],
-            org_name: name[r].unwrap_or("?").to_string(),
-            metric: metric[r].unwrap_or("?").to_string(),
-            unit: unit[r].unwrap_or("").to_string(),
-            used: used[r],
-            limit: limit[r],
-            used_human: used_human[r].unwrap_or("").to_string(),
-            limit_human: limit_human[r].unwrap_or("").to_string(),
-            pct: pct[r],
-            remaining: remaining[r],
-            status: status[r].and_then(Status::parse).unwrap_or(Status::NoData),
-            projected_exhaustion: exhaustion[r].map(str::to_string),
+            org_id: t.organization_id[r],
+            org_name: t.organization_name[r].unwrap_or("?").to_string(),
+            metric: t.metric[r].unwrap_or("?").to_string(),
+            unit: t.unit[r].unwrap_or("").to_string(),
+            used: t.used[r],
+            limit: t.limit[r],
+            used_human: t.used_human[r].unwrap_or("").to_string(),
+            limit_human: t.limit_human[r].unwrap_or("").to_string(),
+            pct: t.pct_used[r],
+            remaining: t.remaining[r],
+            status: t.status[r]
+                .and_then(Status::parse)
+                .unwrap_or(Status::NoData),
+            projected_exhaustion: t.projected_exhaustion[r].map(str::to_string),
         })
         .collect();
     out.sort_by(|a, b| {
@@ -267,70 +265,58 @@ pub fn entitlement_rows(df: &DataFrame) -> Vec<Limit> {
             .then(b.pct.unwrap_or(0.0).total_cmp(&a.pct.unwrap_or(0.0)))
             .then(a.org_id.cmp(&b.org_id))
     });
-    out
+    Ok(out)
 }
 
-fn limits(df: &DataFrame) -> Vec<Limit> {
-    let mut rows = entitlement_rows(df);
+fn limits(df: &DataFrame) -> Result<Vec<Limit>, ReportError> {
+    let mut rows = entitlement_rows(df)?;
     rows.retain(|l| l.status.needs_action());
-    rows
+    Ok(rows)
 }
 
-fn trials(df: &DataFrame, today: i64) -> Vec<Trial> {
-    let id = ints(df, "trial_id");
-    let user = strs(df, "user_name");
-    let org = strs(df, "organization_name");
-    let status = strs(df, "status");
-    let expiration = strs(df, "expiration_date");
-    let expired = strs(df, "expired_date");
-    let due = strs(df, "deletion_due");
-    let days_left = ints(df, "days_left");
-    let mut out: Vec<Trial> = (0..df.height())
+fn trials(df: &DataFrame, today: i64) -> Result<Vec<Trial>, ReportError> {
+    let t = Trials::read(df)?;
+    let mut out: Vec<Trial> = (0..t.height())
         .filter_map(|r| {
-            let s = status[r].filter(|s| matches!(*s, "expiring" | "expired"))?;
+            let s = t.status[r].filter(|s| matches!(*s, "expiring" | "expired"))?;
             let span = if s == "expiring" {
-                expiration[r].and_then(parse_day).map(|to| (today, to))
-            } else {
-                expired[r]
-                    .or(expiration[r])
+                t.expiration_date[r]
                     .and_then(parse_day)
-                    .zip(due[r].and_then(parse_day))
+                    .map(|to| (today, to))
+            } else {
+                t.expired_date[r]
+                    .or(t.expiration_date[r])
+                    .and_then(parse_day)
+                    .zip(t.deletion_due[r].and_then(parse_day))
             };
             Some(Trial {
-                trial_id: id[r],
-                user: user[r].unwrap_or("?").to_string(),
-                org: org[r].unwrap_or("?").to_string(),
+                trial_id: t.trial_id[r],
+                user: t.user_name[r].unwrap_or("?").to_string(),
+                org: t.organization_name[r].unwrap_or("?").to_string(),
                 status: s.to_string(),
-                expiration_date: expiration[r].map(str::to_string),
-                deletion_due: due[r].map(str::to_string),
-                days_left: days_left[r],
+                expiration_date: t.expiration_date[r].map(str::to_string),
+                deletion_due: t.deletion_due[r].map(str::to_string),
+                days_left: t.days_left[r],
                 span,
             })
         })
         .collect();
     out.sort_by_key(|t| (!t.expired(), t.span.map(|(_, to)| to), t.trial_id));
-    out
+    Ok(out)
 }
 
-fn projects(df: &DataFrame) -> Vec<Project> {
-    let id = ints(df, "project_id");
-    let name = strs(df, "project_name");
-    let org = strs(df, "organization_name");
-    let used = floats(df, "time_used_ms");
-    let left = floats(df, "time_left_ms");
-    let pct = floats(df, "pct_used");
-    let flagged = bools(df, "flagged");
-    let end = strs(df, "period_end");
-    let mut out: Vec<Project> = (0..df.height())
-        .filter(|&r| flagged[r] == Some(true))
+fn projects(df: &DataFrame) -> Result<Vec<Project>, ReportError> {
+    let t = ProjectCompute::read(df)?;
+    let mut out: Vec<Project> = (0..t.height())
+        .filter(|&r| t.flagged[r] == Some(true))
         .map(|r| Project {
-            project_id: id[r],
-            project_name: name[r].unwrap_or("?").to_string(),
-            org_name: org[r].unwrap_or("").to_string(),
-            used_ms: used[r],
-            left_ms: left[r],
-            pct: pct[r],
-            period_end: end[r].map(str::to_string),
+            project_id: t.project_id[r],
+            project_name: t.project_name[r].unwrap_or("?").to_string(),
+            org_name: t.organization_name[r].unwrap_or("").to_string(),
+            used_ms: t.time_used_ms[r],
+            left_ms: t.time_left_ms[r],
+            pct: t.pct_used[r],
+            period_end: t.period_end[r].map(str::to_string),
         })
         .collect();
     out.sort_by(|a, b| {
@@ -339,11 +325,13 @@ fn projects(df: &DataFrame) -> Vec<Project> {
             .total_cmp(&a.pct.unwrap_or(0.0))
             .then(a.project_id.cmp(&b.project_id))
     });
-    out
+    Ok(out)
 }
 
 /// The rows with `complete` false of every report that carries the column.
-fn incomplete(frames: &BTreeMap<String, DataFrame>) -> Option<Vec<Incomplete>> {
+fn incomplete(
+    frames: &BTreeMap<String, DataFrame>,
+) -> Result<Option<Vec<Incomplete>>, ReportError> {
     let mut out: Vec<Incomplete> = Vec::new();
     let mut any = false;
     let carried = crate::report::registry::BUILTIN
@@ -354,25 +342,20 @@ fn incomplete(frames: &BTreeMap<String, DataFrame>) -> Option<Vec<Incomplete>> {
             continue;
         };
         any = true;
-        let complete = bools(df, "complete");
-        let missing = strs(df, "missing");
+        let (complete, missing, what) = row_names(report, df)?;
         let rows: Vec<usize> = (0..df.height())
             .filter(|&r| complete[r] == Some(false))
             .collect();
-        if rows.is_empty() {
-            continue;
-        }
-        let what = row_names(report, df, &rows);
-        let mut seen: std::collections::HashMap<(&str, &str), usize> = Default::default();
-        for (&r, what) in rows.iter().zip(&what) {
-            let missing = missing[r].unwrap_or("");
-            match seen.get(&(what.as_str(), missing)) {
+        let mut seen: std::collections::HashMap<(String, &str), usize> = Default::default();
+        for r in rows {
+            let (what, missing) = (what(r), missing[r].unwrap_or(""));
+            match seen.get(&(what.clone(), missing)) {
                 Some(&k) => out[k].rows += 1,
                 None => {
-                    seen.insert((what.as_str(), missing), out.len());
+                    seen.insert((what.clone(), missing), out.len());
                     out.push(Incomplete {
                         report: report.to_string(),
-                        what: what.clone(),
+                        what,
                         missing: missing.to_string(),
                         rows: 1,
                     });
@@ -380,56 +363,55 @@ fn incomplete(frames: &BTreeMap<String, DataFrame>) -> Option<Vec<Incomplete>> {
             }
         }
     }
-    any.then_some(out)
+    Ok(any.then_some(out))
 }
 
-/// What each of `rows` of a report is about, as a person reads it (only the rows
-/// asked for: a large report has millions, and few are incomplete).
-fn row_names(report: &str, df: &DataFrame, rows: &[usize]) -> Vec<String> {
-    let named = |kind: &str, id: Option<i64>, name: Option<&str>| {
+/// A report's `complete` and `missing` columns, and what a row is about as a person
+/// reads it (asked for each incomplete row only: a large report has millions, and
+/// few are incomplete).
+type RowNames<'a> = (
+    Vec<Option<bool>>,
+    Vec<Option<&'a str>>,
+    Box<dyn Fn(usize) -> String + 'a>,
+);
+
+fn row_names<'a>(report: &str, df: &'a DataFrame) -> Result<RowNames<'a>, ReportError> {
+    fn named(kind: &str, id: Option<i64>, name: Option<&str>) -> String {
         let id = id.map_or_else(|| "?".to_string(), |n| n.to_string());
         match name {
             Some(name) => format!("{kind} {id} ({name})"),
             None => format!("{kind} {id}"),
         }
-    };
-    match report {
+    }
+    Ok(match report {
         "entitlements" => {
-            let (id, name, metric) = (
-                ints(df, "organization_id"),
-                strs(df, "organization_name"),
-                strs(df, "metric"),
-            );
-            rows.iter()
-                .map(|&r| {
-                    let org = named("organization", id[r], name[r]);
-                    format!("{org} {}", metric[r].unwrap_or("?"))
-                })
-                .collect()
+            let t = Entitlements::read(df)?;
+            let (id, name, metric) = (t.organization_id, t.organization_name, t.metric);
+            let what = move |r: usize| {
+                let org = named("organization", id[r], name[r]);
+                format!("{org} {}", metric[r].unwrap_or("?"))
+            };
+            (t.complete, t.missing, Box::new(what))
         }
         "project_compute" => {
-            let (id, name) = (ints(df, "project_id"), strs(df, "project_name"));
-            rows.iter()
-                .map(|&r| named("project", id[r], name[r]))
-                .collect()
+            let t = ProjectCompute::read(df)?;
+            let (id, name) = (t.project_id, t.project_name);
+            let what = move |r: usize| named("project", id[r], name[r]);
+            (t.complete, t.missing, Box::new(what))
         }
         "compute_trends" => {
-            let (kind, id, name) = (
-                strs(df, "entity_type"),
-                ints(df, "entity_id"),
-                strs(df, "entity_name"),
-            );
-            rows.iter()
-                .map(|&r| named(kind[r].unwrap_or("?"), id[r], name[r]))
-                .collect()
+            let t = ComputeTrends::read(df)?;
+            let (kind, id, name) = (t.entity_type, t.entity_id, t.entity_name);
+            let what = move |r: usize| named(kind[r].unwrap_or("?"), id[r], name[r]);
+            (t.complete, t.missing, Box::new(what))
         }
         _ => {
-            let (scope, id, name) = (strs(df, "scope"), ints(df, "id"), strs(df, "name"));
-            rows.iter()
-                .map(|&r| named(scope[r].unwrap_or("?"), id[r], name[r]))
-                .collect()
+            let t = UsageSummary::read(df)?;
+            let (scope, id, name) = (t.scope, t.id, t.name);
+            let what = move |r: usize| named(scope[r].unwrap_or("?"), id[r], name[r]);
+            (t.complete, t.missing, Box::new(what))
         }
-    }
+    })
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 use crate::calendar::{day_of, parse_day};
 use crate::report::compute_trends::DaysRead;
 use crate::report::error::{ReportError, SqlSite, pl};
+use crate::report::tables::TableError;
 use chrono::NaiveDate;
 use polars::prelude::*;
 use rusqlite::Connection;
@@ -287,7 +288,7 @@ impl Completeness {
         sources: RowSources,
         mut df: DataFrame,
     ) -> Result<DataFrame, ReportError> {
-        let sources = sources(self, &df);
+        let sources = sources(self, &df)?;
         // Rows share a few distinct gaps (one per organization, project or the white
         // label): each is put into words once, and a row holds only its index. A gap
         // per row cost compute_trends over an xlarge mirror (2.2 million rows, most
@@ -372,7 +373,8 @@ pub(crate) enum Source {
 /// whose rows carry the completeness columns defines its own, next to its formulas
 /// (`row_sources` in its module), and names it in the registry
 /// (`crate::report::registry`).
-pub(crate) type RowSources = for<'a> fn(&'a Completeness, &'a DataFrame) -> Sources<'a>;
+pub(crate) type RowSources =
+    for<'a> fn(&'a Completeness, &'a DataFrame) -> Result<Sources<'a>, TableError>;
 
 /// Each row's [`Source`], in row order.
 pub(crate) type Sources<'a> = Box<dyn Iterator<Item = Option<Source>> + 'a>;

@@ -3,12 +3,12 @@
 //! projected date the limit will be reached.
 
 use crate::calendar::{date_of, day_of, parse_day};
-use crate::frame_values::{floats, ints, strs};
 use crate::report::cols::{add_day_texts, null_of, project, round_columns};
 use crate::report::completeness::{Completeness, Source, Sources};
 use crate::report::error::{ReportError, SqlSite, pl};
 use crate::report::frame::Kind;
 use crate::report::status::judge;
+use crate::report::tables::{Table, TableError};
 use crate::report::units::human_pair;
 use crate::report::{Ctx, Thresholds};
 use chrono::NaiveDate;
@@ -284,9 +284,12 @@ fn with_rates(report: &str, parts: Vec<LazyFrame>, today: i64) -> Result<DataFra
 /// Adds `pct_used` and `status` (see [`crate::report::status`]) and the
 /// `used_human` / `limit_human` texts.
 fn add_status(report: &str, df: &mut DataFrame, t: &Thresholds) -> Result<(), ReportError> {
-    let used = floats(df, "used");
-    let limit = floats(df, "limit");
-    let unit = strs(df, "unit");
+    let table = Table::new(report, df);
+    let (used, limit, unit) = (
+        table.float("used")?,
+        table.float("limit")?,
+        table.text("unit")?,
+    );
     let n = df.height();
     let (mut pct, mut status) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut used_text, mut limit_text) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -337,11 +340,15 @@ fn baseline_date(ctx: &Ctx<'_>) -> Result<Option<NaiveDate>, ReportError> {
 /// The completeness of each row (`crate::report::completeness`): a limit's figure
 /// depends on its organization's document; compute summed over project information
 /// also on every project's.
-pub(crate) fn row_sources<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
-    let org = ints(df, "organization_id");
-    let metric = strs(df, "metric");
-    let source = strs(df, "source");
-    Box::new((0..df.height()).map(move |r| {
+pub(crate) fn row_sources<'a>(
+    _: &'a Completeness,
+    df: &'a DataFrame,
+) -> Result<Sources<'a>, TableError> {
+    let table = Table::new("entitlements", df);
+    let org = table.int("organization_id")?;
+    let metric = table.text("metric")?;
+    let source = table.text("source")?;
+    Ok(Box::new((0..df.height()).map(move |r| {
         // A developer profile's figure comes from its daily metrics.
         let from_projects = metric[r] == Some("compute_seconds")
             && source[r].is_some_and(|s| s.contains("project_info"));
@@ -350,7 +357,7 @@ pub(crate) fn row_sources<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources
         } else {
             Source::Document(org[r])
         })
-    }))
+    })))
 }
 
 #[cfg(test)]

@@ -58,6 +58,9 @@ pub enum ReportError {
         /// SQLite's reason.
         cause: rusqlite::Error,
     },
+    /// A report's table lacks a column as its readers read it (`report::tables`).
+    #[error(transparent)]
+    Table(#[from] crate::report::tables::TableError),
     /// The as-of date is one the mirror cannot answer for.
     #[error(transparent)]
     Coverage(#[from] crate::mirror::coverage::CoverageError),

@@ -25,6 +25,7 @@ pub mod registry;
 pub(crate) mod sql;
 pub(crate) mod status;
 pub(crate) mod summary;
+pub(crate) mod tables;
 pub(crate) mod units;
 pub(crate) mod write;
 pub(crate) mod xlsx;
@@ -40,6 +41,7 @@ pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 
+pub use compute_trends::TopUser;
 pub use error::ReportError;
 pub use summary::summary;
 
@@ -227,6 +229,8 @@ pub struct ReportOutcome {
     /// The rows that need action, read from `frames` once (the summary and the HTML
     /// page both show these).
     pub attention: attention::Attention,
+    /// The top compute users of the last 30 days, when `compute_trends` was built.
+    pub top_users: Option<Vec<compute_trends::TopUser>>,
 }
 
 /// Names of the built-in reports, in the order they are listed ([`registry::BUILTIN`]).
@@ -355,7 +359,11 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
         files.extend(written);
         frames.insert(name, frame);
     }
-    let attention = attention::Attention::from_frames(&frames, opts.as_of);
+    let attention = attention::Attention::from_frames(&frames, opts.as_of)?;
+    let top_users = frames
+        .get("compute_trends")
+        .map(compute_trends::top_users)
+        .transpose()?;
     let generated_at = crate::mirror::now_text();
     let info = html::PageInfo {
         as_of: opts.as_of,
@@ -399,6 +407,7 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
         manifest,
         frames,
         attention,
+        top_users,
     })
 }
 

@@ -2,13 +2,13 @@
 //! ones included: its compute budget period, time used and left, the share of the
 //! budget used, a flag at the threshold (80 % by default) and its deletion date.
 
-use crate::frame_values::{floats, ints};
 use crate::report::Ctx;
 use crate::report::cols::project;
 use crate::report::completeness::{Completeness, Source, Sources};
 use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
 use crate::report::status::flag;
+use crate::report::tables::{Table, TableError};
 use crate::report::units::human;
 use polars::prelude::*;
 
@@ -56,8 +56,8 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
 /// at `flag_pct` (the percentage rounded on the flag's side of it, see
 /// [`crate::report::status`]) and the hours as a person reads them.
 fn add_flag(report: &str, df: &mut DataFrame, flag_pct: f64) -> Result<(), ReportError> {
-    let used = floats(df, "time_used_ms");
-    let left = floats(df, "time_left_ms");
+    let table = Table::new(report, df);
+    let (used, left) = (table.float("time_used_ms")?, table.float("time_left_ms")?);
     let n = df.height();
     let (mut pct, mut flagged) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for (u, l) in used.iter().zip(&left) {
@@ -94,12 +94,16 @@ fn add_flag(report: &str, df: &mut DataFrame, flag_pct: f64) -> Result<(), Repor
 
 /// The completeness of each row (`crate::report::completeness`): each row is one
 /// project's information.
-pub(crate) fn row_sources<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
-    Box::new(
-        ints(df, "project_id")
+pub(crate) fn row_sources<'a>(
+    _: &'a Completeness,
+    df: &'a DataFrame,
+) -> Result<Sources<'a>, TableError> {
+    Ok(Box::new(
+        Table::new("project_compute", df)
+            .int("project_id")?
             .into_iter()
             .map(|p| Some(Source::Project(p))),
-    )
+    ))
 }
 
 #[cfg(test)]

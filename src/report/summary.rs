@@ -3,11 +3,10 @@
 //! [`crate::report::attention`]) and the top compute users of the last 30 days.
 
 use crate::calendar::day_of;
-use crate::frame_values::{floats, ints, strs};
 use crate::report::ReportOutcome;
 use crate::report::attention::{Attention, exhaustion_text};
-use crate::report::units::metric_label;
-use polars::prelude::DataFrame;
+use crate::report::compute_trends::TopUser;
+use crate::report::units::{hours, metric_label};
 use std::fmt::Write;
 
 /// At most this many lines per section.
@@ -31,8 +30,8 @@ pub fn summary(outcome: &ReportOutcome) -> String {
     trials(&mut out, attention, outcome.as_of);
     projects(&mut out, attention);
     incomplete(&mut out, attention);
-    if let Some(df) = outcome.frames.get("compute_trends") {
-        top_users(&mut out, df);
+    if let Some(users) = &outcome.top_users {
+        top_users(&mut out, users);
     }
     let files: usize = outcome.files.len();
     let _ = writeln!(out, "{files} files written (see manifest.json)");
@@ -163,46 +162,15 @@ fn incomplete(out: &mut String, attention: &Attention) {
     more(out, rows.len());
 }
 
-fn top_users(out: &mut String, df: &DataFrame) {
-    let kind = strs(df, "entity_type");
-    let period = strs(df, "period");
-    let start = strs(df, "period_start");
-    let id = ints(df, "entity_id");
-    let name = strs(df, "entity_name");
-    let last30 = floats(df, "rolling_30d");
-    let prev30 = floats(df, "rolling_30d_prev");
-    // Each user's latest day row (rows are sorted by entity, then period, then start).
-    let mut latest: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
-    for r in 0..df.height() {
-        if kind[r] == Some("user")
-            && period[r] == Some("day")
-            && let Some(user) = id[r]
-        {
-            let newer = latest.get(&user).is_none_or(|&old| start[r] > start[old]);
-            if newer {
-                latest.insert(user, r);
-            }
-        }
-    }
-    let mut rows: Vec<usize> = latest
-        .into_values()
-        .filter(|&r| last30[r].is_some())
-        .collect();
-    rows.sort_by(|&a, &b| {
-        last30[b]
-            .unwrap_or(0.0)
-            .total_cmp(&last30[a].unwrap_or(0.0))
-            .then(id[a].cmp(&id[b]))
-    });
+fn top_users(out: &mut String, users: &[TopUser]) {
     let _ = writeln!(out, "Top compute users, last 30 days:");
-    if rows.is_empty() {
+    if users.is_empty() {
         let _ = writeln!(out, "  (no daily metrics)");
     }
-    for (rank, &r) in rows.iter().take(5).enumerate() {
-        let hours = last30[r].unwrap_or(0.0) / 3600.0;
-        let trend = match prev30[r] {
+    for (rank, user) in users.iter().take(5).enumerate() {
+        let trend = match user.prev_30d {
             Some(p) if p > 0.0 => {
-                let change = 100.0 * (last30[r].unwrap_or(0.0) - p) / p;
+                let change = 100.0 * (user.last_30d - p) / p;
                 let word = if change >= 0.0 { "up" } else { "down" };
                 format!("{word} {:.0}% vs the 30 days before", change.abs())
             }
@@ -210,10 +178,11 @@ fn top_users(out: &mut String, df: &DataFrame) {
         };
         let _ = writeln!(
             out,
-            "  {}. {} (#{}): {hours:.1} h ({trend})",
+            "  {}. {} (#{}): {:.1} h ({trend})",
             rank + 1,
-            name[r].unwrap_or("?"),
-            id[r].map_or_else(|| "?".to_string(), |n| n.to_string()),
+            user.name.as_deref().unwrap_or("?"),
+            user.id,
+            hours(user.last_30d),
         );
     }
 }

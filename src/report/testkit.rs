@@ -1,8 +1,10 @@
 //! Reports over test mirrors ([`crate::mirror::testkit`]), and reading their frames'
 //! cells.
 
+use crate::mirror::spec::*;
 pub use crate::mirror::testkit::*;
 use polars::prelude::{AnyValue, DataFrame};
+use std::collections::BTreeMap;
 
 /// Reports built over a [`TestMirror`].
 pub trait Reports {
@@ -90,4 +92,103 @@ pub fn assert_num(df: &DataFrame, row: usize, column: &str, want: Option<f64>) {
         (Some(g), Some(w)) => assert!((g - w).abs() < 1e-9, "{column}: got {g}, want {w}"),
         (g, w) => assert_eq!(g, w, "{column}"),
     }
+}
+
+/// A small world touching every report: two organizations, users with e-mails and
+/// names (also inside free text), a trial, daily metrics, projects with budgets.
+pub fn small_world(m: &mut TestMirror) -> i64 {
+    m.run("2025-03-31T06:00:00.000Z", |w| {
+        w.put(
+            &ORGANIZATIONS,
+            &[
+                ("id", i(1)),
+                ("name", t("Org Ten")),
+                ("whitelabel_id", i(9)),
+                ("whitelabel_name", t("Nine")),
+                ("limit_number_of_users", r(1.0)),
+            ],
+        );
+        w.put(&ORGANIZATIONS, &[("id", i(2)), ("name", t("Org Two"))]);
+        for (id, name, email) in [
+            (1, "Ada Lovelace", "ada@example.com"),
+            (2, "Björk Guðmundsdóttir", "bjork@example.is"),
+        ] {
+            w.put(
+                &USERS,
+                &[
+                    ("id", i(id)),
+                    ("name", t(name)),
+                    ("email", t(email)),
+                    ("username", t(email)),
+                    ("whitelabel_organization_id", i(1)),
+                ],
+            );
+            w.scope(
+                &DAILY_METRICS,
+                &[i(id)],
+                &[&[
+                    ("user_id", i(id)),
+                    ("day", t("2025-03-30")),
+                    ("cpu_compute_time_seconds", i(100 * id)),
+                    ("gpu_compute_time_seconds", i(0)),
+                    ("compute_time_seconds", i(100 * id)),
+                ]],
+            );
+        }
+        w.scope(
+            &ORGANIZATION_MEMBERS,
+            &[i(1)],
+            &[
+                &[
+                    ("organization_id", i(1)),
+                    ("user_id", i(1)),
+                    ("name", t("Ada Lovelace")),
+                    ("email", t("ada@example.com")),
+                ],
+                &[
+                    ("organization_id", i(1)),
+                    ("user_id", i(2)),
+                    ("name", t("Björk Guðmundsdóttir")),
+                    ("email", t("bjork@example.is")),
+                ],
+            ],
+        );
+        w.scope(
+            &TRIALS,
+            &[i(1)],
+            &[&[
+                ("id", i(5)),
+                ("user_id", i(1)),
+                ("organization_id", i(1)),
+                ("expiration_date", t("2025-04-05T00:00:00.000Z")),
+                ("notes", t("call ada@example.com before it ends")),
+            ]],
+        );
+        w.put(
+            &PROJECTS,
+            &[
+                ("id", i(3)),
+                ("name", t("Sensor fusion")),
+                ("owner_organization_id", i(1)),
+                ("owner", t("Ada Lovelace")),
+            ],
+        );
+        w.put(
+            &PROJECT_INFO,
+            &[
+                ("project_id", i(3)),
+                ("compute_time_used_ms", i(9_000)),
+                ("compute_time_left_ms", i(1_000)),
+            ],
+        );
+    })
+}
+
+/// Every built-in report's table over [`small_world`] as of 2025-03-31, built as a
+/// run builds them (completeness columns included), without files.
+pub fn all_frames() -> BTreeMap<String, DataFrame> {
+    let mut m = TestMirror::new();
+    small_world(&mut m);
+    m.close();
+    crate::report::frames(&m.options("2025-03-31", &[])).expect("report tables")
 }

@@ -24,6 +24,13 @@ pub fn human_pair(a: Option<f64>, b: Option<f64>, unit: &str) -> (String, String
     }
 }
 
+/// Seconds as hours, the unit compute time is shown in everywhere.
+pub fn hours(seconds: f64) -> f64 {
+    seconds / SECONDS_PER_HOUR
+}
+
+const SECONDS_PER_HOUR: f64 = 3600.0;
+
 /// A metric's name as a person says it.
 pub fn metric_label(metric: &str) -> &str {
     match metric {
@@ -46,7 +53,7 @@ fn human_with(value: Option<f64>, unit: &str, extra: usize) -> String {
             (0, _) => format!("{} B", grouped(v, extra)),
             (prefix, scaled) => format!("{} {}", number(scaled, extra), BYTE_PREFIXES[prefix]),
         },
-        "seconds" => format!("{} h", number(v / 3600.0, extra)),
+        "seconds" => format!("{} h", number(hours(v), extra)),
         "ms" => format!("{} h", number(v / 3.6e6, extra)),
         _ => grouped(v, extra),
     }

@@ -9,13 +9,20 @@ use orgledger::sandbox::Profile;
 use orgledger::sandbox::hard_cases::{org, project, user};
 use orgledger::sync;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Syncs a `tiny` world with the default hard cases once and builds every built-in
 /// report as of the test date, in JSON. Returns the scratch folders, the mirror and
 /// the reports' folder.
 async fn synced_and_reported() -> (tempfile::TempDir, tempfile::TempDir, PathBuf, PathBuf) {
+    synced_and_reported_in(&[Format::Json]).await
+}
+
+/// The same, in `formats`.
+async fn synced_and_reported_in(
+    formats: &[Format],
+) -> (tempfile::TempDir, tempfile::TempDir, PathBuf, PathBuf) {
     let sb = common::sandbox(Profile::Tiny).await;
     let (scratch, db) = common::scratch();
     let run = sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
@@ -24,7 +31,7 @@ async fn synced_and_reported() -> (tempfile::TempDir, tempfile::TempDir, PathBuf
     assert_eq!(run.status, RunStatus::Succeeded, "{:?}", run.errors);
     let out = tempfile::tempdir().expect("tempdir");
     let mut opts = ReportOptions::new(&db, common::start_date());
-    opts.formats = vec![Format::Json];
+    opts.formats = formats.to_vec();
     opts.out_root = out.path().to_path_buf();
     opts.thresholds = Thresholds::default();
     let dir = report::run(&opts).expect("reports build").dir;
@@ -155,4 +162,144 @@ async fn an_organization_known_only_through_summaries_takes_its_limits_from_them
     let huge = common::entitlement(&ent, org::HUGE_LIMITS, "compute_seconds");
     assert_eq!(huge["limit"].as_i64(), Some(1 << 60));
     assert_eq!(huge["limit_source"], "organization");
+}
+
+/// A calendar day `days` before the test date, as `YYYY-MM-DD` (text order is day
+/// order).
+fn days_before(days: u64) -> String {
+    (common::start_date() - chrono::Days::new(days))
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+/// The day of a JSON timestamp cell, `None` when empty.
+fn day_of(cell: &Value) -> Option<String> {
+    cell.as_str().map(|t| t.chars().take(10).collect())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_report_and_page_puts_each_project_in_the_same_organization() {
+    let (_scratch, _out, db, dir) = synced_and_reported_in(&[Format::Json, Format::Html]).await;
+    let today = days_before(0);
+    // The projects of each organization by `project_compute`, the rule's table.
+    let pc = common::json_rows(&dir, "project_compute");
+    let mut projects: BTreeMap<i64, Vec<&Value>> = BTreeMap::new();
+    for r in &pc {
+        if let Some(org) = r["organization_id"].as_i64() {
+            projects.entry(org).or_default().push(r);
+        }
+    }
+    // The developer profiles whose projects name no owner organization are among them.
+    for id in [org::DEV_TWIN_A, org::DEV_TWIN_B, org::DEV_PENDING_MEMBER] {
+        assert!(projects.contains_key(&id), "organization {id} has projects");
+    }
+
+    // compute_trends: every organization with a project with information has its rows.
+    let trends = common::json_rows(&dir, "compute_trends");
+    let with_rows: BTreeSet<i64> = trends
+        .iter()
+        .filter(|r| r["entity_type"] == "organization")
+        .filter_map(|r| r["entity_id"].as_i64())
+        .collect();
+    for (org, rows) in &projects {
+        if rows.iter().any(|r| r["time_used_ms"].as_i64().is_some()) {
+            assert!(
+                with_rows.contains(org),
+                "compute_trends rows of organization {org}"
+            );
+        }
+    }
+
+    // entitlements: where projects and compute are counted over projects, they are
+    // this organization's projects.
+    let ent = common::json_rows(&dir, "entitlements");
+    let mut checked = 0;
+    for (org, rows) in &projects {
+        let Some(count) = ent.iter().find(|r| {
+            r["organization_id"].as_i64() == Some(*org)
+                && r["metric"] == "projects"
+                && r["source"] == "projects"
+        }) else {
+            continue;
+        };
+        let live = rows.iter().filter(|r| r["deleted_date"].is_null()).count();
+        assert_eq!(
+            count["used"].as_u64(),
+            Some(live as u64),
+            "organization {org}"
+        );
+        let compute = common::entitlement(&ent, *org, "compute_seconds");
+        if compute["source"] == "project_info+projects" {
+            let ms: i64 = rows.iter().filter_map(|r| r["time_used_ms"].as_i64()).sum();
+            let used = compute["used"].as_f64().unwrap_or(f64::NAN);
+            assert!(
+                (used - ms as f64 / 1000.0).abs() < 1e-6,
+                "organization {org}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 3, "{checked} organizations checked");
+
+    // usage_summary: the projects created in the last 30 days and the stale ones.
+    let conn = common::open(&db);
+    let mut stmt = conn
+        .prepare("SELECT id, created FROM projects")
+        .expect("prepare");
+    let created: BTreeMap<i64, Option<String>> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .map(|r| r.expect("row"))
+        .map(|(id, c): (i64, Option<String>)| (id, c.map(|c| c.chars().take(10).collect())))
+        .collect();
+    let (window_start, stale_before) = (days_before(29), days_before(90));
+    let summary = common::json_rows(&dir, "usage_summary");
+    for (org, rows) in &projects {
+        let Some(s) = summary.iter().find(|r| {
+            r["scope"] == "organization"
+                && r["id"].as_i64() == Some(*org)
+                && r["window_days"].as_i64() == Some(30)
+        }) else {
+            continue;
+        };
+        let added = rows
+            .iter()
+            .filter_map(|r| created.get(&r["project_id"].as_i64()?)?.clone())
+            .filter(|d| *d >= window_start && *d <= today)
+            .count();
+        let stale = rows
+            .iter()
+            .filter(|r| r["deleted_date"].is_null())
+            .filter(|r| day_of(&r["last_accessed"]).is_some_and(|d| d < stale_before))
+            .count();
+        assert_eq!(
+            s["projects_added"].as_u64(),
+            Some(added as u64),
+            "organization {org}"
+        );
+        assert_eq!(
+            s["stale_projects"].as_u64(),
+            Some(stale as u64),
+            "organization {org}"
+        );
+    }
+    for id in [org::DEV_TWIN_A, org::DEV_TWIN_B, org::DEV_PENDING_MEMBER] {
+        assert!(
+            summary.iter().any(|r| r["id"].as_i64() == Some(id)),
+            "usage_summary rows of organization {id}"
+        );
+    }
+
+    // The organization pages list each project on its organization's page.
+    for (org, rows) in &projects {
+        let page = std::fs::read_to_string(dir.join(format!("orgs/{org}.html")))
+            .unwrap_or_else(|e| panic!("orgs/{org}.html: {e}"));
+        for r in rows {
+            let id = r["project_id"].as_i64().expect("project id");
+            assert!(
+                page.contains(&format!(">{id}<")),
+                "project {id} on the page of organization {org}"
+            );
+        }
+    }
 }

@@ -10,7 +10,6 @@ const FLOORS: &[(&str, u8)] = &[
     ("cause", 0),
     ("file_mode", 0),
     ("calendar", 0),
-    ("frame_values", 0),
     ("shutdown", 1),
     ("output", 1),
     ("api", 2),

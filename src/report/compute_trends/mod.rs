@@ -21,24 +21,31 @@
 //! added to the output rows in one place, `output`.
 //!
 //! Modules: `read` (the daily metrics), `series` (dense series), `windows` (the output
-//! rows of a series: rolling sums and period totals), `output` (the report's table).
+//! rows of a series: rolling sums and period totals), `output` (the report's table),
+//! `top` (the top users of the last 30 days, as the summary and the page rank them).
 
 mod output;
 mod read;
 mod series;
 #[cfg(test)]
 mod tests;
+mod top;
 mod windows;
+
+pub use top::{TopUser, top_users};
 
 use crate::calendar::months_back;
 use crate::report::completeness::{Completeness, Sources};
 use crate::report::error::{ReportError, pl, unpanicked};
 use crate::report::frame::Kind;
+use crate::report::tables::TableError;
 use crate::report::{Ctx, daily};
 use polars::prelude::*;
 use series::{Calendar, UserDays, WhitelabelDays, growth};
 use std::collections::HashMap;
 use windows::{Periods, Rows, Series};
+
+const REPORT: &str = "compute_trends";
 
 /// Output columns, in order.
 pub const COLUMNS: &[&str] = &[
@@ -430,23 +437,31 @@ fn whitelabel_lookup(users: &DataFrame) -> PolarsResult<HashMap<i64, i64>> {
 
 /// The completeness of each row (`crate::report::completeness`): an organization's
 /// compute, or the collided days a user's or white label's row reads.
-pub(crate) fn row_sources<'a>(complete: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
+pub(crate) fn row_sources<'a>(
+    complete: &'a Completeness,
+    df: &'a DataFrame,
+) -> Result<Sources<'a>, TableError> {
     // Read from the columns as they are, not copied into vectors: the report has 2.2
     // million rows over an xlarge mirror.
-    let text = |name| df.column(name).ok().and_then(|c| c.str().ok());
-    let id = df.column("entity_id").ok().and_then(|c| c.i64().ok());
-    match (
-        text("entity_type"),
-        id,
-        text("period"),
-        text("period_start"),
-    ) {
-        (Some(kind), Some(id), Some(period), Some(start)) => Box::new(
-            kind.iter()
-                .zip(id.iter())
-                .zip(period.iter().zip(start.iter()))
-                .map(|(entity, row)| complete.trend_source(entity, row)),
-        ),
-        _ => Box::new(std::iter::repeat_n(None, df.height())),
-    }
+    let column = |name: &str| {
+        df.column(name).map_err(|_| TableError {
+            report: REPORT.to_string(),
+            column: name.to_string(),
+            problem: "is missing".to_string(),
+        })
+    };
+    let wrong = |name: &str| TableError {
+        report: REPORT.to_string(),
+        column: name.to_string(),
+        problem: "is not of the job's type".to_string(),
+    };
+    let text = |name: &str| column(name)?.str().map_err(|_| wrong(name));
+    let id = column("entity_id")?.i64().map_err(|_| wrong("entity_id"))?;
+    let (kind, period, start) = (text("entity_type")?, text("period")?, text("period_start")?);
+    Ok(Box::new(
+        kind.iter()
+            .zip(id.iter())
+            .zip(period.iter().zip(start.iter()))
+            .map(|(entity, row)| complete.trend_source(entity, row)),
+    ))
 }

@@ -26,27 +26,27 @@ pub(super) fn table(
     periods: &Periods,
 ) -> PolarsResult<DataFrame> {
     let height = parts.iter().map(|p| p.kind.len()).sum();
-    let entity_type: StringChunked = ints(&parts, |p| &p.kind)
+    let entity_type: StringChunked = values(&parts, |p| &p.kind)
         .map(|k| entity_of(k).map(Entity::name))
         .collect();
-    let entity_name: StringChunked = ints(&parts, |p| &p.kind)
-        .zip(ints(&parts, |p| &p.entity_id))
+    let entity_name: StringChunked = values(&parts, |p| &p.kind)
+        .zip(values(&parts, |p| &p.entity_id))
         .map(|(k, id)| names.get(k, id))
         .collect();
-    let period: StringChunked = ints(&parts, |p| &p.period_order)
+    let period: StringChunked = values(&parts, |p| &p.period_order)
         .map(|p| Some(period_name(p)))
         .collect();
-    let period_start = day_texts(ints(&parts, |p| &p.start));
+    let period_start = day_texts(values(&parts, |p| &p.start));
     // Only the periods that contain T are unfinished (every row starts on or before T).
-    let period_complete: BooleanChunked = ints(&parts, |p| &p.period_order)
-        .zip(ints(&parts, |p| &p.start))
+    let period_complete: BooleanChunked = values(&parts, |p| &p.period_order)
+        .zip(values(&parts, |p| &p.start))
         .map(|(order, start)| start < periods.current_start(order))
         .collect();
     let organization = Entity::Organization.code();
-    let is_org: Vec<bool> = ints(&parts, |p| &p.kind)
+    let is_org: Vec<bool> = values(&parts, |p| &p.kind)
         .map(|k| k == organization)
         .collect();
-    let entity_id: Vec<i64> = ints(&parts, |p| &p.entity_id).collect();
+    let entity_id: Vec<i64> = values(&parts, |p| &p.entity_id).collect();
     for part in &mut parts {
         part.release_keys();
     }
@@ -89,7 +89,7 @@ pub(super) fn table(
 }
 
 /// One integer column of the rows, across the parts.
-fn ints(parts: &[Rows], column: fn(&Rows) -> &Vec<i64>) -> impl Iterator<Item = i64> + Clone {
+fn values(parts: &[Rows], column: fn(&Rows) -> &Vec<i64>) -> impl Iterator<Item = i64> + Clone {
     parts.iter().flat_map(move |p| column(p).iter().copied())
 }
 

@@ -3,7 +3,9 @@
 //! removed and trial events as a table.
 
 use super::data::ActionTable;
+use crate::report::ReportError;
 use crate::report::changes::KINDS;
+use crate::report::tables::Changes;
 use polars::prelude::DataFrame;
 
 /// The section's content.
@@ -23,26 +25,20 @@ fn listed(kind: &str) -> bool {
         || kind.starts_with("trial.")
 }
 
-/// Reads the frame; text columns only, so a missing or odd column yields empty cells.
-pub fn week(df: &DataFrame) -> WeekChanges {
-    let col = |name: &str| -> Vec<String> {
-        df.column(name)
-            .ok()
-            .and_then(|c| {
-                c.str()
-                    .ok()
-                    .map(|ca| ca.iter().map(|v| v.unwrap_or("").to_string()).collect())
-            })
-            .unwrap_or_else(|| vec![String::new(); df.height()])
+/// Reads the `changes` table.
+pub fn week(df: &DataFrame) -> Result<WeekChanges, ReportError> {
+    let t = Changes::read(df)?;
+    let col = |values: &[Option<&str>]| -> Vec<String> {
+        values.iter().map(|v| v.unwrap_or("").to_string()).collect()
     };
     let (at, kind, name, id, field, before, after) = (
-        col("observed_at"),
-        col("kind"),
-        col("entity_name"),
-        col("entity_id"),
-        col("field"),
-        col("before"),
-        col("after"),
+        col(&t.observed_at),
+        col(&t.kind),
+        col(&t.entity_name),
+        col(&t.entity_id),
+        col(&t.field),
+        col(&t.before),
+        col(&t.after),
     );
     let counts = KINDS
         .iter()
@@ -70,5 +66,5 @@ pub fn week(df: &DataFrame) -> WeekChanges {
         ]);
         table.classes.push(kind[i].replace('.', "-"));
     }
-    WeekChanges { counts, table }
+    Ok(WeekChanges { counts, table })
 }

@@ -7,6 +7,7 @@ use super::data::{
 };
 use crate::report::ReportError;
 use crate::report::status::Status;
+use crate::report::units::hours;
 use maud::html;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;
@@ -470,7 +471,7 @@ fn whitelabel_bars(area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>, t
     let centers: Vec<f64> = (0..n).step_by(step).map(|i| i as f64 + 0.5).collect();
     let wl: Option<&TrendSeries> = t.whitelabels.first();
     let top = wl
-        .map(|s| s.points.iter().map(|(_, v)| v / 3600.0).fold(0.0, f64::max))
+        .map(|s| s.points.iter().map(|(_, v)| hours(*v)).fold(0.0, f64::max))
         .unwrap_or(0.0);
     let mut bars = ChartBuilder::on(area)
         .caption(
@@ -496,7 +497,7 @@ fn whitelabel_bars(area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>, t
         bars.draw_series(s.points.iter().map(|(i, v)| {
             let x = *i as f64;
             Rectangle::new(
-                [(x + 0.1, 0.0), (x + 0.9, v / 3600.0)],
+                [(x + 0.1, 0.0), (x + 0.9, hours(*v))],
                 RGBColor(55, 71, 79).filled(),
             )
         }))?;
@@ -514,7 +515,7 @@ fn user_lines(
     let top = t
         .users
         .iter()
-        .flat_map(|s| s.points.iter().map(|(_, v)| v / 3600.0))
+        .flat_map(|s| s.points.iter().map(|(_, v)| hours(*v)))
         .fold(0.0, f64::max);
     let last = n.saturating_sub(1).max(1);
     let mut lines = ChartBuilder::on(area)
@@ -543,7 +544,7 @@ fn user_lines(
             OTHER_USERS.stroke_width(1)
         };
         lines.draw_series(LineSeries::new(
-            s.points.iter().map(|(i, v)| (*i, v / 3600.0)),
+            s.points.iter().map(|(i, v)| (*i, hours(*v))),
             style,
         ))?;
     }

@@ -4,11 +4,12 @@
 //! what its table (and the CSV) says.
 
 use crate::calendar::day_text;
-use crate::frame_values::{floats, ints, strs};
+use crate::report::ReportError;
 use crate::report::attention::{
     Attention, LIMIT_TABLE, Limit, PROJECT_TABLE, TRIAL_TABLE, Trial, entitlement_rows,
     exhaustion_text, named,
 };
+use crate::report::tables::ComputeTrends;
 use crate::report::units::{human, metric_label};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
@@ -74,8 +75,8 @@ pub struct Usage {
 }
 
 /// Entitlement rows with a percentage, most urgent first (status, then percentage).
-pub fn usage(df: &DataFrame) -> Usage {
-    let mut bars: Vec<UsageBar> = entitlement_rows(df)
+pub fn usage(df: &DataFrame) -> Result<Usage, ReportError> {
+    let mut bars: Vec<UsageBar> = entitlement_rows(df)?
         .into_iter()
         .filter_map(|row| {
             let pct = row.pct.filter(|p| p.is_finite())?;
@@ -84,7 +85,7 @@ pub fn usage(df: &DataFrame) -> Usage {
         .collect();
     let total = bars.len();
     bars.truncate(MAX_BARS);
-    Usage { bars, total }
+    Ok(Usage { bars, total })
 }
 
 /// One line (or bar series) of a trend chart.
@@ -126,19 +127,22 @@ pub struct Trend {
     pub starts: Vec<String>,
     /// The white labels' totals, largest first.
     pub whitelabels: Vec<TrendSeries>,
-    /// The users with the most compute time in the window, most first.
+    /// The users with the most compute time in the window, most first (the day
+    /// window ranks them as `compute_trends::top_users` does).
     pub users: Vec<TrendSeries>,
 }
 
 /// The three trend windows from the `compute_trends` frame.
-pub fn trends(df: &DataFrame) -> Vec<Trend> {
-    let kind = strs(df, "entity_type");
-    let id = ints(df, "entity_id");
-    let name = strs(df, "entity_name");
-    let period = strs(df, "period");
-    let start = strs(df, "period_start");
-    let seconds = floats(df, "compute_seconds");
-    [
+pub fn trends(df: &DataFrame) -> Result<Vec<Trend>, ReportError> {
+    let t = ComputeTrends::read(df)?;
+    let (kind, id, name) = (&t.entity_type, &t.entity_id, &t.entity_name);
+    let (period, start, seconds) = (&t.period, &t.period_start, &t.compute_seconds);
+    let top: std::collections::HashMap<i64, usize> = crate::report::compute_trends::top_users(df)?
+        .into_iter()
+        .enumerate()
+        .map(|(rank, user)| (user.id, rank))
+        .collect();
+    Ok([
         ("day", "last 30 days, one bar per day"),
         (
             "week",
@@ -200,6 +204,15 @@ pub fn trends(df: &DataFrame) -> Vec<Trend> {
         let (whitelabels, mut users): (Vec<_>, Vec<_>) = series
             .into_iter()
             .partition(|s| s.entity_type == "whitelabel");
+        if p == "day" {
+            // The last 30 days rank users as the terminal summary does.
+            users.sort_by_key(|s| {
+                s.entity_id
+                    .and_then(|id| top.get(&id))
+                    .copied()
+                    .unwrap_or(usize::MAX)
+            });
+        }
         users.truncate(TOP_USERS);
         Trend {
             period: p,
@@ -209,7 +222,7 @@ pub fn trends(df: &DataFrame) -> Vec<Trend> {
             users,
         }
     })
-    .collect()
+    .collect())
 }
 
 /// A trial's bar on the timeline, names cut to `max` characters.

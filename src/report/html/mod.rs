@@ -43,14 +43,14 @@ pub fn render(
     let t = info.thresholds;
     let usage = match frames.get("entitlements") {
         Some(df) => {
-            let u = data::usage(df);
+            let u = data::usage(df)?;
             let svg = charts::usage(&u, t.warning_pct, t.exceeded_pct)?;
             Some((u, svg))
         }
         None => None,
     };
     let trends = match frames.get("compute_trends") {
-        Some(df) => data::trends(df)
+        Some(df) => data::trends(df)?
             .into_iter()
             .enumerate()
             .map(|(i, tr)| charts::trend(&tr, i).map(|svg| (tr, svg)))
@@ -82,9 +82,10 @@ pub fn render(
         actions: data::actions(attention, info.as_of),
         changes: frames
             .get(crate::report::changes::REPORT)
-            .map(changes::week),
+            .map(changes::week)
+            .transpose()?,
         links,
-        orgs: org::listed(frames),
+        orgs: org::listed(frames)?,
     };
     let rows = [
         &parts.actions.limits,

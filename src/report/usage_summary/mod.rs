@@ -5,12 +5,12 @@
 
 mod storage;
 
-use crate::frame_values::{ints, strs};
 use crate::report::Ctx;
 use crate::report::cols::project;
 use crate::report::completeness::{Completeness, Source, Sources};
 use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
+use crate::report::tables::{Table, TableError};
 use polars::prelude::*;
 
 /// The windows, in days.
@@ -269,15 +269,18 @@ fn storage_growth(inputs: &Inputs, days: i64) -> LazyFrame {
 
 /// The completeness of each row (`crate::report::completeness`): an organization's
 /// document, or the white label's users.
-pub(crate) fn row_sources<'a>(_: &'a Completeness, df: &'a DataFrame) -> Sources<'a> {
-    let scope = strs(df, "scope");
-    let id = ints(df, "id");
-    Box::new((0..df.height()).map(move |r| {
+pub(crate) fn row_sources<'a>(
+    _: &'a Completeness,
+    df: &'a DataFrame,
+) -> Result<Sources<'a>, TableError> {
+    let table = Table::new("usage_summary", df);
+    let (scope, id) = (table.text("scope")?, table.int("id")?);
+    Ok(Box::new((0..df.height()).map(move |r| {
         Some(match scope[r] {
             Some("organization") => Source::Document(id[r]),
             _ => Source::Whitelabel,
         })
-    }))
+    })))
 }
 
 #[cfg(test)]

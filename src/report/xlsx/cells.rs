@@ -2,7 +2,7 @@
 //! and UTC timestamps become Excel dates), the unit its numbers are shown in, and
 //! the integers Excel cannot hold as numbers.
 
-use crate::calendar::parse_day;
+use crate::calendar::{parse_day, parse_timestamp};
 
 /// Excel keeps 15 significant digits of a number; an integer with more would be
 /// shown (and stored, once edited) rounded.
@@ -46,40 +46,15 @@ pub fn text_kind<'a>(values: impl Iterator<Item = Option<&'a str>>) -> TextKind 
 /// Excel's serial number (days since 1899-12-30, the time of day as the fraction)
 /// of a `YYYY-MM-DD` day or a UTC timestamp; None for other text.
 pub fn serial(text: &str) -> Option<f64> {
-    let day = parse_day(text)?;
-    let seconds = match text.len() {
-        10 => 0.0,
-        _ => time_of_day(text.as_bytes().get(10..)?)?,
+    let (day, seconds) = match text.len() {
+        10 => (parse_day(text)?, 0.0),
+        _ => {
+            let (day, nanos) = parse_timestamp(text.as_bytes())?;
+            (day, nanos as f64 / 1e9)
+        }
     };
     let serial = (day + EPOCH_SERIAL) as f64 + seconds / 86_400.0;
     (serial >= FIRST_SAFE_SERIAL).then_some(serial)
-}
-
-/// Seconds into the day of `THH:MM:SS[.fff]Z`.
-fn time_of_day(b: &[u8]) -> Option<f64> {
-    let (clock, rest) = (b.get(..9)?, b.get(9..)?);
-    if clock[0] != b'T' || clock[3] != b':' || clock[6] != b':' {
-        return None;
-    }
-    let two = |at: usize| -> Option<u32> {
-        let (hi, lo) = (clock[at], clock[at + 1]);
-        (hi.is_ascii_digit() && lo.is_ascii_digit())
-            .then(|| u32::from(hi - b'0') * 10 + u32::from(lo - b'0'))
-    };
-    let (h, m, s) = (two(1)?, two(4)?, two(7)?);
-    if h > 23 || m > 59 || s > 59 {
-        return None;
-    }
-    let (fraction, zone) = match rest.split_first() {
-        Some((b'.', digits)) => {
-            let end = digits.iter().position(|c| !c.is_ascii_digit())?;
-            let text = std::str::from_utf8(&digits[..end]).ok()?;
-            let f: f64 = format!("0.{text}").parse().ok()?;
-            (f, &digits[end..])
-        }
-        _ => (0.0, rest),
-    };
-    (zone == b"Z").then(|| f64::from(h * 3600 + m * 60 + s) + fraction)
 }
 
 /// Whether an integer is kept exactly as an Excel number: it converts to a double

@@ -1,8 +1,9 @@
 //! The report tables as an organization's page shows them: each table's chosen
 //! columns as text, read once for every page, with each organization's rows.
 
-use crate::frame_values::{bools, floats, ints, strs};
+use crate::report::ReportError;
 use crate::report::frame::fmt_f64;
+use crate::report::tables::{self, Entitlements};
 use crate::report::units::metric_label;
 use polars::prelude::DataFrame;
 use std::collections::HashMap;
@@ -59,6 +60,20 @@ pub const PROJECTS: &[Col] = &[
     col("deleted", "deleted_date", Show::Day),
 ];
 
+/// What `entitlements`, `project_compute` and `trials` carry besides the columns shown.
+pub const LIMITS_CARRY: Carries = Carries {
+    status: true,
+    completeness: true,
+};
+pub const PROJECTS_CARRY: Carries = Carries {
+    status: false,
+    completeness: true,
+};
+pub const TRIALS_CARRY: Carries = Carries {
+    status: true,
+    completeness: false,
+};
+
 /// The trials table: `trials`.
 pub const TRIALS: &[Col] = &[
     col("user", "user_name", Show::Text),
@@ -67,6 +82,14 @@ pub const TRIALS: &[Col] = &[
     col("days left", "days_left", Show::Number),
     col("deletion due", "deletion_due", Show::Day),
 ];
+
+/// Which of the columns a page reads besides its table's own the report carries:
+/// `status` (a row's colour) and the completeness columns (`complete`, `missing`).
+#[derive(Clone, Copy)]
+pub struct Carries {
+    pub status: bool,
+    pub completeness: bool,
+}
 
 /// One report table's cells for the pages.
 pub struct Table {
@@ -82,39 +105,57 @@ pub struct Table {
 }
 
 impl Table {
-    /// The table of `df` (none without one).
-    pub fn of(df: Option<&DataFrame>, cols: &'static [Col]) -> Table {
+    /// The table of `report`'s frame `df` (none without one).
+    pub fn of(
+        report: &str,
+        df: Option<&DataFrame>,
+        cols: &'static [Col],
+        carries: Carries,
+    ) -> Result<Table, ReportError> {
         let Some(df) = df else {
-            return Table {
+            return Ok(Table {
                 cols,
                 cells: cols.iter().map(|_| Vec::new()).collect(),
                 status: Vec::new(),
                 missing: Vec::new(),
                 rows: HashMap::new(),
-            };
+            });
         };
+        let t = tables::Table::new(report, df);
         let mut rows: HashMap<i64, Vec<usize>> = HashMap::new();
-        for (r, org) in ints(df, "organization_id").into_iter().enumerate() {
+        for (r, org) in t.int("organization_id")?.into_iter().enumerate() {
             if let Some(org) = org {
                 rows.entry(org).or_default().push(r);
             }
         }
-        let complete = bools(df, "complete");
-        let missing = strs(df, "missing");
-        Table {
-            cols,
-            cells: cols.iter().map(|c| texts(df, c)).collect(),
-            status: strs(df, "status")
+        let none = vec![None; t.height()];
+        let status = match carries.status {
+            true => t
+                .text("status")?
                 .into_iter()
                 .map(|s| s.map(str::to_string))
                 .collect(),
-            missing: complete
-                .iter()
-                .zip(missing)
-                .map(|(c, m)| (*c == Some(false)).then(|| m.unwrap_or("").to_string()))
+            false => none.clone(),
+        };
+        let missing = match carries.completeness {
+            true => t
+                .flag("complete")?
+                .into_iter()
+                .zip(t.text("missing")?)
+                .map(|(c, m)| (c == Some(false)).then(|| m.unwrap_or("").to_string()))
                 .collect(),
+            false => none,
+        };
+        Ok(Table {
+            cols,
+            cells: cols
+                .iter()
+                .map(|c| texts(&t, c))
+                .collect::<Result<_, _>>()?,
+            status,
+            missing,
             rows,
-        }
+        })
     }
 
     /// The rows of organization `org`.
@@ -124,34 +165,40 @@ impl Table {
 }
 
 /// A column's cells as the page writes them ("" for unknown).
-fn texts(df: &DataFrame, col: &Col) -> Vec<String> {
+fn texts(t: &tables::Table<'_>, col: &Col) -> Result<Vec<String>, ReportError> {
     let text = |v: Option<String>| v.unwrap_or_default();
-    match col.show {
-        Show::Text => strs(df, col.column)
+    Ok(match col.show {
+        Show::Text => t
+            .text(col.column)?
             .into_iter()
             .map(|v| text(v.map(str::to_string)))
             .collect(),
-        Show::Day => strs(df, col.column)
+        Show::Day => t
+            .text(col.column)?
             .into_iter()
-            .map(|v| text(v.map(|t| t.get(..10).unwrap_or(t).to_string())))
+            .map(|v| text(v.map(|d| d.get(..10).unwrap_or(d).to_string())))
             .collect(),
-        Show::Metric => strs(df, col.column)
+        Show::Metric => t
+            .text(col.column)?
             .into_iter()
             .map(|v| text(v.map(|m| metric_label(m).to_string())))
             .collect(),
-        Show::Pct => floats(df, col.column)
+        Show::Pct => t
+            .float(col.column)?
             .into_iter()
             .map(|v| text(v.map(|p| format!("{p:.1} %"))))
             .collect(),
-        Show::Number => floats(df, col.column)
+        Show::Number => t
+            .float(col.column)?
             .into_iter()
             .map(|v| text(v.map(fmt_f64)))
             .collect(),
-        Show::Bool => bools(df, col.column)
+        Show::Bool => t
+            .flag(col.column)?
             .into_iter()
             .map(|v| text(v.map(|b| if b { "yes" } else { "no" }.to_string())))
             .collect(),
-    }
+    })
 }
 
 /// The organizations the pages are for (those of `entitlements`: every one not
@@ -162,12 +209,10 @@ pub struct Org {
     pub name: String,
 }
 
-pub fn organizations(entitlements: &DataFrame) -> Vec<Org> {
+pub fn organizations(entitlements: &DataFrame) -> Result<Vec<Org>, ReportError> {
+    let t = Entitlements::read(entitlements)?;
     let mut seen: HashMap<i64, String> = HashMap::new();
-    for (id, name) in ints(entitlements, "organization_id")
-        .into_iter()
-        .zip(strs(entitlements, "organization_name"))
-    {
+    for (id, name) in t.organization_id.into_iter().zip(t.organization_name) {
         if let Some(id) = id {
             seen.entry(id)
                 .or_insert_with(|| name.unwrap_or("").to_string());
@@ -183,7 +228,7 @@ pub fn organizations(entitlements: &DataFrame) -> Vec<Org> {
             .cmp(&b.name.to_lowercase())
             .then(a.id.cmp(&b.id))
     });
-    orgs
+    Ok(orgs)
 }
 
 /// A metric's limit, unit and projected exhaustion day, for its chart.
@@ -195,14 +240,14 @@ pub struct MetricFacts {
 }
 
 /// Each organization's metrics, in the order of its `entitlements` rows.
-pub fn metric_facts(entitlements: &DataFrame) -> HashMap<i64, Vec<MetricFacts>> {
-    let org = ints(entitlements, "organization_id");
-    let metric = strs(entitlements, "metric");
-    let unit = strs(entitlements, "unit");
-    let limit = floats(entitlements, "limit");
-    let exhaustion = strs(entitlements, "projected_exhaustion");
+pub fn metric_facts(
+    entitlements: &DataFrame,
+) -> Result<HashMap<i64, Vec<MetricFacts>>, ReportError> {
+    let t = Entitlements::read(entitlements)?;
+    let (org, metric, unit) = (&t.organization_id, &t.metric, &t.unit);
+    let (limit, exhaustion) = (&t.limit, &t.projected_exhaustion);
     let mut out: HashMap<i64, Vec<MetricFacts>> = HashMap::new();
-    for r in 0..entitlements.height() {
+    for r in 0..t.height() {
         let (Some(o), Some(m)) = (org[r], metric[r]) else {
             continue;
         };
@@ -213,5 +258,37 @@ pub fn metric_facts(entitlements: &DataFrame) -> HashMap<i64, Vec<MetricFacts>> 
             exhaustion: exhaustion[r].map(str::to_string),
         });
     }
-    out
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::testkit::all_frames;
+
+    #[test]
+    fn every_column_a_page_table_shows_is_one_its_report_builds() {
+        let frames = all_frames();
+        for (report, cols, carries) in [
+            ("entitlements", LIMITS, LIMITS_CARRY),
+            ("project_compute", PROJECTS, PROJECTS_CARRY),
+            ("trials", TRIALS, TRIALS_CARRY),
+        ] {
+            let table = Table::of(report, frames.get(report), cols, carries)
+                .unwrap_or_else(|e| panic!("{report}: {e}"));
+            assert_eq!(table.cells.len(), cols.len(), "{report}");
+        }
+        let entitlements = frames.get("entitlements").expect("entitlements");
+        let missing = Table::of(
+            "entitlements",
+            Some(entitlements),
+            &[Col {
+                header: "gone",
+                column: "no_such_column",
+                show: Show::Text,
+            }],
+            LIMITS_CARRY,
+        );
+        assert!(missing.is_err(), "a column the report lacks is an error");
+    }
 }

@@ -13,7 +13,9 @@ mod reads;
 use super::PageInfo;
 use crate::report::write::write_bytes;
 use crate::report::{Format, ReportError, ReportOptions, WrittenFile};
-use data::{LIMITS, MetricFacts, Org, PROJECTS, TRIALS, Table};
+use data::{
+    LIMITS, LIMITS_CARRY, MetricFacts, Org, PROJECTS, PROJECTS_CARRY, TRIALS, TRIALS_CARRY, Table,
+};
 use polars::prelude::DataFrame;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -28,13 +30,14 @@ pub fn href(id: i64) -> String {
 }
 
 /// The organizations that get a page, by name: `(id, name)`.
-pub fn listed(frames: &BTreeMap<String, DataFrame>) -> Vec<(i64, String)> {
-    frames.get("entitlements").map_or_else(Vec::new, |df| {
-        data::organizations(df)
-            .into_iter()
-            .map(|o| (o.id, o.name))
-            .collect()
-    })
+pub fn listed(frames: &BTreeMap<String, DataFrame>) -> Result<Vec<(i64, String)>, ReportError> {
+    let Some(df) = frames.get("entitlements") else {
+        return Ok(Vec::new());
+    };
+    Ok(data::organizations(df)?
+        .into_iter()
+        .map(|o| (o.id, o.name))
+        .collect())
 }
 
 /// What every page is made from.
@@ -60,10 +63,15 @@ pub fn write_all(
     };
     let inputs = Inputs {
         info,
-        limits: Table::of(Some(entitlements), LIMITS),
-        projects: Table::of(frames.get("project_compute"), PROJECTS),
-        trials: Table::of(frames.get("trials"), TRIALS),
-        facts: data::metric_facts(entitlements),
+        limits: Table::of("entitlements", Some(entitlements), LIMITS, LIMITS_CARRY)?,
+        projects: Table::of(
+            "project_compute",
+            frames.get("project_compute"),
+            PROJECTS,
+            PROJECTS_CARRY,
+        )?,
+        trials: Table::of("trials", frames.get("trials"), TRIALS, TRIALS_CARRY)?,
+        facts: data::metric_facts(entitlements)?,
         extra: reads::read(opts, frames)?,
     };
     let folder = dir.join(DIR);
@@ -73,7 +81,7 @@ pub fn write_all(
             path: folder.clone(),
             cause,
         })?;
-    data::organizations(entitlements)
+    data::organizations(entitlements)?
         .par_iter()
         .map(|org| write_one(&inputs, org, &folder, opts))
         .collect()

@@ -2,9 +2,9 @@
 //! mirror once for every page: members, the change log of the last 30 days, the
 //! alerts fired, and the entitlements report on sampled days of the last 90.
 
-use crate::frame_values::{ints, strs};
 use crate::report::changes::{self, KindFilter, Point, Query};
 use crate::report::error::{ReportError, SqlSite};
+use crate::report::tables::{self, Changes, ProjectCompute, Trials};
 use crate::report::units::metric_label;
 use crate::report::{ReportOptions, entitlements, pii};
 use chrono::{Days, NaiveDate};
@@ -73,7 +73,7 @@ pub fn read(
     frames: &BTreeMap<String, DataFrame>,
 ) -> Result<Extra, ReportError> {
     let conn = crate::report::open(&opts.db, opts.as_of)?;
-    let owner = owners(frames);
+    let owner = owners(frames)?;
     let mut extra = Extra {
         members: members(&conn, opts.redact_pii)?,
         changes: change_log(&conn, opts, &owner)?,
@@ -135,26 +135,20 @@ fn change_log(
     if opts.redact_pii {
         df = pii::redact(&pii::Pseudonyms::read(conn)?, changes::REPORT, df, false)?;
     }
-    let texts: Vec<Vec<Option<&str>>> = changes::COLUMNS.iter().map(|c| strs(&df, c)).collect();
-    let at = |name: &str| {
-        changes::COLUMNS
-            .iter()
-            .position(|c| *c == name)
-            .unwrap_or(0)
-    };
-    let cell = |name: &str, r: usize| texts[at(name)][r].unwrap_or("").to_string();
+    let t = Changes::read(&df)?;
+    let cell = |column: &[Option<&str>], r: usize| column[r].unwrap_or("").to_string();
     let mut out: HashMap<i64, Vec<ChangeRow>> = HashMap::new();
-    let owned = (0..df.height()).filter_map(|r| {
-        let org = owner.of(&cell("entity_type", r), &cell("entity_id", r))?;
+    let owned = (0..t.height()).filter_map(|r| {
+        let org = owner.of(&cell(&t.entity_type, r), &cell(&t.entity_id, r))?;
         Some((
             org,
             ChangeRow {
-                observed_at: cell("observed_at", r),
-                kind: cell("kind", r),
-                entity: cell("entity_name", r),
-                field: cell("field", r),
-                before: cell("before", r),
-                after: cell("after", r),
+                observed_at: cell(&t.observed_at, r),
+                kind: cell(&t.kind, r),
+                entity: cell(&t.entity_name, r),
+                field: cell(&t.field, r),
+                before: cell(&t.before, r),
+                after: cell(&t.after, r),
             },
         ))
     });
@@ -170,21 +164,28 @@ struct Owners {
     trials: HashMap<i64, i64>,
 }
 
-fn owners(frames: &BTreeMap<String, DataFrame>) -> Owners {
-    let pairs = |report: &str, key: &str| -> HashMap<i64, i64> {
-        let Some(df) = frames.get(report) else {
-            return HashMap::new();
-        };
-        ints(df, key)
-            .into_iter()
-            .zip(ints(df, "organization_id"))
+fn owners(frames: &BTreeMap<String, DataFrame>) -> Result<Owners, ReportError> {
+    let pairs = |keys: Vec<Option<i64>>, orgs: Vec<Option<i64>>| -> HashMap<i64, i64> {
+        keys.into_iter()
+            .zip(orgs)
             .filter_map(|(k, o)| Some((k?, o?)))
             .collect()
     };
-    Owners {
-        projects: pairs("project_compute", "project_id"),
-        trials: pairs("trials", "trial_id"),
-    }
+    let projects = match frames.get(ProjectCompute::REPORT) {
+        Some(df) => {
+            let t = ProjectCompute::read(df)?;
+            pairs(t.project_id, t.organization_id)
+        }
+        None => HashMap::new(),
+    };
+    let trials = match frames.get(Trials::REPORT) {
+        Some(df) => {
+            let t = Trials::read(df)?;
+            pairs(t.trial_id, t.organization_id)
+        }
+        None => HashMap::new(),
+    };
+    Ok(Owners { projects, trials })
 }
 
 impl Owners {
@@ -289,10 +290,13 @@ fn history(
     }
     for (day, df) in &tables {
         let number = crate::calendar::day_of(*day);
-        let org = ints(df, "organization_id");
-        let metric = strs(df, "metric");
-        let used = crate::frame_values::floats(df, "used");
-        for r in 0..df.height() {
+        let t = tables::Table::new("entitlements", df);
+        let (org, metric, used) = (
+            t.int("organization_id")?,
+            t.text("metric")?,
+            t.float("used")?,
+        );
+        for r in 0..t.height() {
             let (Some(o), Some(m), Some(u)) = (org[r], metric[r], used[r]) else {
                 continue;
             };
