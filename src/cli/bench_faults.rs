@@ -65,6 +65,7 @@ async fn timed_syncs(args: &BenchArgs, faults: &[String], runs: u32) -> Result<V
             has_jwt: true,
             store_secrets: false,
             progress: false,
+            forget_removed_after_days: None,
         };
         let (requests0, limited0) = stats(&sandbox).await?;
         let started = Instant::now();
