@@ -26,7 +26,7 @@ LEFT JOIN organizations wo ON wo.id = u.whitelabel_organization_id;
 
 -- The user a developer profile belongs to, as the data says it, best evidence first:
 -- the user its projects name as `developerProfileUserId`, the admin whose organization
--- summary marks it a developer profile, its admin member (operation 1), any user
+-- summary marks it a developer profile, its admin member (get-organization, docs/api.md), any user
 -- whose summary marks it one, and last its only member. A pending second member is
 -- never the profile's user while one of the others names someone.
 CREATE TEMP VIEW developer_profile_user AS

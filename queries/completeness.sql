@@ -99,7 +99,7 @@ LEFT JOIN failed f ON f.project_id = a.id
 LEFT JOIN profiles pr ON pr.user_id = COALESCE(p.developer_profile_user_id, p.owner_user_id)
 LEFT JOIN report_run rr;
 
--- One row per organization the reports can show (operation 1, or users' summaries
+-- One row per organization the reports can show (get-organization, or users' summaries
 -- only): what its own document lacks and when it was observed. The job adds what
 -- its compute (the sum over its projects) lacks from `project_completeness`.
 CREATE TEMP VIEW organization_completeness AS
@@ -131,7 +131,7 @@ LEFT JOIN o ON o.id = ids.id
 LEFT JOIN failed f ON f.organization_id = ids.id
 LEFT JOIN report_run rr;
 
--- White label users (operation 2) that failed in the report's run with no version
+-- White label users (get-whitelabel-user, docs/api.md) that failed in the report's run with no version
 -- stored: a white label's counts lack them.
 CREATE TEMP VIEW missing_users AS
 SELECT CAST(substr(f.entity, 6) AS INTEGER) AS user_id,

@@ -1,6 +1,6 @@
 -- entitlements: the inputs of the entitlement report, one row per organization that
--- is not deleted at the as-of date, known either through operation 1 (`organizations`)
--- or only through users' organization summaries (operation 2). The report's job turns
+-- is not deleted at the as-of date, known either through get-organization (`organizations`; docs/api.md)
+-- or only through users' organization summaries (get-whitelabel-user). The report's job turns
 -- each row into five rows (storage_bytes, compute_seconds, gpu_compute_seconds,
 -- projects, users) and derives pct_used, remaining, status, daily_rate and
 -- projected_exhaustion.
@@ -21,8 +21,8 @@ WITH
 -- MATERIALIZED: each view is computed once, though this extract reads it twice.
 dev_user AS MATERIALIZED (SELECT organization_id, user_id FROM developer_profile_user),
 attributed AS MATERIALIZED (SELECT id, deleted_date, organization_id FROM project_organization),
--- Organizations known only through users' organization summaries (operation 2), e.g.
--- when the credentials cannot read them through operation 1: one row per organization.
+-- Organizations known only through users' organization summaries (get-whitelabel-user), e.g.
+-- when the credentials cannot read them through get-organization: one row per organization.
 summary_only AS (
     SELECT s.organization_id AS id,
            MIN(s.name) AS name,
@@ -32,7 +32,7 @@ summary_only AS (
     WHERE NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = s.organization_id)
     GROUP BY s.organization_id
 ),
--- The summaries' limits of every organization, for those operation 1 leaves empty.
+-- The summaries' limits of every organization, for those get-organization leaves empty.
 summary_limits AS (
     SELECT organization_id,
            MAX(limit_total_storage) AS storage,

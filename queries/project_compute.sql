@@ -1,4 +1,4 @@
--- project_compute: one row per project the mirror knows (operation 6's information,
+-- project_compute: one row per project the mirror knows (get-project-info's information, docs/api.md;
 -- or a project list): its compute budget period and time used/left, soft-deleted
 -- projects included (with their deleted_date). A project without stored information
 -- has empty figures (its `missing` says why). The report's job derives pct_used and
