@@ -5,7 +5,8 @@
 
 use crate::common;
 use crate::object_store::{
-    Bridge, Emulator, Front, Objects, free_port, installed, listed_files_are_whole, mirror, run,
+    Bridge, Emulator, Front, Objects, free_port, installed, listed_files_are_whole, listed_keys,
+    mirror, object_bytes, run,
 };
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -222,11 +223,7 @@ impl Objects for Azurite {
             .send()
             .await
             .expect("get");
-        if answer.status() == 404 {
-            return None;
-        }
-        assert!(answer.status().is_success(), "{key}: {}", answer.status());
-        Some(answer.bytes().await.expect("body").to_vec())
+        object_bytes(answer, key).await
     }
 
     async fn keys(&self, prefix: &str) -> Vec<String> {
@@ -243,17 +240,7 @@ impl Objects for Azurite {
             .send()
             .await
             .expect("list");
-        assert!(answer.status().is_success(), "list: {}", answer.status());
-        let body = answer.text().await.expect("list body");
-        let doc = roxmltree::Document::parse(&body).expect("list XML");
-        let mut keys: Vec<String> = doc
-            .descendants()
-            .filter(|n| n.has_tag_name("Blob"))
-            .filter_map(|blob| blob.children().find(|n| n.has_tag_name("Name")))
-            .filter_map(|name| name.text().map(str::to_string))
-            .collect();
-        keys.sort();
-        keys
+        listed_keys(answer, "Name").await
     }
 }
 
@@ -388,11 +375,7 @@ impl Objects for FakeGcs {
             .send()
             .await
             .expect("get");
-        if answer.status() == 404 {
-            return None;
-        }
-        assert!(answer.status().is_success(), "{key}: {}", answer.status());
-        Some(answer.bytes().await.expect("body").to_vec())
+        object_bytes(answer, key).await
     }
 
     async fn keys(&self, prefix: &str) -> Vec<String> {
@@ -405,16 +388,7 @@ impl Objects for FakeGcs {
             .send()
             .await
             .expect("list");
-        assert!(answer.status().is_success(), "list: {}", answer.status());
-        let body = answer.text().await.expect("list body");
-        let doc = roxmltree::Document::parse(&body).expect("list XML");
-        let mut keys: Vec<String> = doc
-            .descendants()
-            .filter(|n| n.has_tag_name("Key"))
-            .filter_map(|n| n.text().map(str::to_string))
-            .collect();
-        keys.sort();
-        keys
+        listed_keys(answer, "Key").await
     }
 }
 

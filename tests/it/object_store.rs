@@ -152,25 +152,15 @@ impl Moto {
 impl Objects for Moto {
     async fn keys(&self, prefix: &str) -> Vec<String> {
         // The prefixes of these tests need no escaping.
-        let body = self
+        let answer = self
             .request(
                 reqwest::Method::GET,
                 &format!("?list-type=2&max-keys=1000&prefix={prefix}"),
             )
             .send()
             .await
-            .expect("list")
-            .text()
-            .await
-            .expect("list body");
-        let doc = roxmltree::Document::parse(&body).expect("list XML");
-        let mut keys: Vec<String> = doc
-            .descendants()
-            .filter(|n| n.has_tag_name("Key"))
-            .filter_map(|n| n.text().map(str::to_string))
-            .collect();
-        keys.sort();
-        keys
+            .expect("list");
+        listed_keys(answer, "Key").await
     }
 
     async fn get(&self, key: &str) -> Option<Vec<u8>> {
@@ -179,12 +169,33 @@ impl Objects for Moto {
             .send()
             .await
             .expect("get");
-        if answer.status() == 404 {
-            return None;
-        }
-        assert!(answer.status().is_success(), "{key}: {}", answer.status());
-        Some(answer.bytes().await.expect("body").to_vec())
+        object_bytes(answer, key).await
     }
+}
+
+/// An object's bytes from a store's answer to a GET: None for a 404, any other
+/// failure fails the test.
+pub(crate) async fn object_bytes(answer: reqwest::Response, key: &str) -> Option<Vec<u8>> {
+    if answer.status() == 404 {
+        return None;
+    }
+    assert!(answer.status().is_success(), "{key}: {}", answer.status());
+    Some(answer.bytes().await.expect("body").to_vec())
+}
+
+/// The keys of a store's XML listing, sorted: the text of each `tag` element (S3's
+/// and GCS's `Key`, Azure's `Name`; a listing without a delimiter has no other).
+pub(crate) async fn listed_keys(answer: reqwest::Response, tag: &str) -> Vec<String> {
+    assert!(answer.status().is_success(), "list: {}", answer.status());
+    let body = answer.text().await.expect("list body");
+    let doc = roxmltree::Document::parse(&body).expect("list XML");
+    let mut keys: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name(tag))
+        .filter_map(|n| n.text().map(str::to_string))
+        .collect();
+    keys.sort();
+    keys
 }
 
 /// The binary on `db` with S3 settings for `endpoint` in its environment.
