@@ -43,20 +43,53 @@ async fn timed_sync(
     (outcome, seconds)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn against_a_rate_limit_the_sync_settles_near_it_with_few_429s() {
-    const LIMIT: f64 = 40.0;
+/// What one sync of `small` against a faulty service left: the client (its
+/// throttle), the time, the sandbox's counts and the run's message.
+struct FaultySync {
+    client: orgledger::api::Client,
+    seconds: f64,
+    requests: u64,
+    limited: u64,
+    note: String,
+}
+
+/// One sync of `small` against `spec`, which must store the fault-free world.
+async fn sync_small_against(spec: &str) -> FaultySync {
     let expected = faults::clean_digest(Profile::Small).await;
-    let spec: FaultSpec = format!("rps={LIMIT}").parse().expect("spec");
+    let spec: FaultSpec = spec.parse().expect("spec");
     let sb = common::start(Profile::Small, spec, None).await;
     let (_dir, db) = common::scratch();
     let client = common::admin(&sb);
     let (outcome, seconds) = timed_sync(&sb, &client, &db).await;
-    assert_eq!(
-        digest::current_state(&common::open(&db)).expect("digest"),
-        expected
-    );
+    let mirror = common::open(&db);
+    assert_eq!(digest::current_state(&mirror).expect("digest"), expected);
     let (requests, limited) = served(&sb).await;
+    let note: String = mirror
+        .query_row(
+            "SELECT message FROM sync_runs WHERE id = ?1",
+            [outcome.run_id],
+            |r| r.get(0),
+        )
+        .expect("run message");
+    FaultySync {
+        client,
+        seconds,
+        requests,
+        limited,
+        note,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn against_a_rate_limit_the_sync_settles_near_it_with_few_429s() {
+    const LIMIT: f64 = 40.0;
+    let FaultySync {
+        client,
+        seconds,
+        requests,
+        limited,
+        note,
+    } = sync_small_against(&format!("rps={LIMIT}")).await;
     let share = limited as f64 / requests as f64;
     assert!(
         share < 0.05,
@@ -75,13 +108,6 @@ async fn against_a_rate_limit_the_sync_settles_near_it_with_few_429s() {
         limited,
         "client and service agree"
     );
-    let note: String = common::open(&db)
-        .query_row(
-            "SELECT message FROM sync_runs WHERE id = ?1",
-            [outcome.run_id],
-            |r| r.get(0),
-        )
-        .expect("run message");
     assert!(
         note.contains(&format!("answered {limited} requests with 429")),
         "{note}"
@@ -106,28 +132,16 @@ async fn a_requests_per_second_cap_below_the_service_limit_meets_no_429() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_429s_cost_their_pauses_and_never_lower_the_pace() {
-    let expected = faults::clean_digest(Profile::Small).await;
-    let spec: FaultSpec = "429=0.02".parse().expect("spec");
-    let sb = common::start(Profile::Small, spec, None).await;
-    let (_dir, db) = common::scratch();
-    let client = common::admin(&sb);
-    let (outcome, _seconds) = timed_sync(&sb, &client, &db).await;
-    assert_eq!(
-        digest::current_state(&common::open(&db)).expect("digest"),
-        expected
-    );
-    let (_requests, limited) = served(&sb).await;
+    let FaultySync {
+        client,
+        limited,
+        note,
+        ..
+    } = sync_small_against("429=0.02").await;
     assert!(limited >= 1, "the service answered some 429s");
     assert_eq!(client.throttle().limited_count(), limited);
     // Lone 429s among accepted answers show no limit: paused for, never paced.
     assert_eq!(client.throttle().ceiling(), None, "no pace was set");
-    let note: String = common::open(&db)
-        .query_row(
-            "SELECT message FROM sync_runs WHERE id = ?1",
-            [outcome.run_id],
-            |r| r.get(0),
-        )
-        .expect("run message");
     assert!(
         note.contains(&format!("answered {limited} requests with 429"))
             && note.contains("not paced"),
