@@ -1,6 +1,6 @@
-//! The README's by-hand tour, through the binary: the sandbox removes the env file it
-//! wrote when it is stopped, and `status` after a first sync that failed shows
-//! empty tables as zeros and each error whole, its cause at the end of its line.
+//! The by-hand tour (docs/operations.md), through the binary: the sandbox removes the
+//! env file it wrote when it is stopped, and `status` after a first sync that failed
+//! shows empty tables as zeros and each error whole, its cause at the end of its line.
 
 use crate::common;
 use std::path::Path;
