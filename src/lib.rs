@@ -26,11 +26,14 @@
 //!   [`mirror::lock::acquire`] the single-writer lock. Errors are
 //!   [`mirror::MirrorError`].
 //!
-//! * [`report`]: the weekly reports. [`report::run`] takes [`report::ReportOptions`]
-//!   (mirror, as-of date, report names, [`report::Format`]s, output folder) and
-//!   returns a [`report::ReportOutcome`] listing the files written, with a manifest.
+//! * [`report`]: the report engine and its jobs, what each number is.
 //!   [`report::registry::BUILTIN`] is the one list of built-in reports (name,
-//!   description, extract, job).
+//!   description, extract, job); [`report::Plan`] builds the tables a
+//!   [`report::ReportOptions`] (mirror, as-of date, report names, [`report::Format`]s,
+//!   output folder) asks for.
+//! * [`render`]: how the tables are shown. [`render::run`] builds the reports and
+//!   writes their files, page, workbook and manifest, and returns a
+//!   [`render::ReportOutcome`] listing them.
 //!
 //! * [`export`]: the mirror as Parquet files. [`export::run`] takes
 //!   [`export::ExportOptions`] (mirror, folder, as-of date or history, tables) and
@@ -67,6 +70,7 @@ pub mod export;
 pub mod file_mode;
 pub mod mirror;
 pub mod output;
+pub mod render;
 pub mod report;
 #[cfg(any(feature = "sandbox", test))]
 pub use orgledger_sandbox as sandbox;

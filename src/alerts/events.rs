@@ -262,17 +262,66 @@ pub(crate) fn trials(
     Ok(out)
 }
 
-/// The key of an entitlement threshold's condition: `entitlement.threshold/<org>/<metric>/<pct>`.
-fn threshold_key(org: i64, metric: &str, threshold: f64) -> String {
-    format!(
-        "{}/{org}/{metric}/{threshold}",
-        Kind::EntitlementThreshold.as_str()
-    )
+/// What a condition's key in `alert_state` names: built here for every observation
+/// and read back here ([`Subject::parse`]), so the key's format has one definition.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Subject {
+    /// `entitlement.threshold/<org>/<metric>/<pct>`.
+    Threshold { org: i64, metric: String, pct: f64 },
+    /// `<kind>/<trial>`, for the trial kinds.
+    Trial { kind: Kind, trial: i64 },
 }
 
-/// The key of a trial's condition: `<kind>/<trial>`.
+impl Subject {
+    /// The key.
+    pub(crate) fn key(&self) -> String {
+        match self {
+            Subject::Threshold { org, metric, pct } => {
+                format!(
+                    "{}/{org}/{metric}/{pct}",
+                    Kind::EntitlementThreshold.as_str()
+                )
+            }
+            Subject::Trial { kind, trial } => format!("{}/{trial}", kind.as_str()),
+        }
+    }
+
+    /// What `key` names; None for the keys of other conditions (sync).
+    pub(crate) fn parse(key: &str) -> Option<Subject> {
+        let parts: Vec<&str> = key.split('/').collect();
+        match parts.as_slice() {
+            [kind, org, metric, pct] if *kind == Kind::EntitlementThreshold.as_str() => {
+                Some(Subject::Threshold {
+                    org: org.parse().ok()?,
+                    metric: metric.to_string(),
+                    pct: pct.parse().ok()?,
+                })
+            }
+            [kind, trial] => {
+                let kind = Kind::parse(kind).filter(|k| k.as_str().starts_with("trial."))?;
+                Some(Subject::Trial {
+                    kind,
+                    trial: trial.parse().ok()?,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The key of an entitlement threshold's condition.
+fn threshold_key(org: i64, metric: &str, threshold: f64) -> String {
+    Subject::Threshold {
+        org,
+        metric: metric.to_string(),
+        pct: threshold,
+    }
+    .key()
+}
+
+/// The key of a trial's condition.
 fn trial_key(kind: Kind, trial: i64) -> String {
-    format!("{}/{trial}", kind.as_str())
+    Subject::Trial { kind, trial }.key()
 }
 
 fn day_part(text: &str) -> &str {
@@ -396,6 +445,40 @@ fn error_summary(conn: &Connection, runs: &[Run]) -> rusqlite::Result<Vec<Value>
 mod tests {
     use super::*;
     use polars::prelude::*;
+
+    #[test]
+    fn every_key_reads_back_as_the_subject_it_was_built_from() {
+        let subjects = [
+            Subject::Threshold {
+                org: 7,
+                metric: "storage_bytes".into(),
+                pct: 80.0,
+            },
+            Subject::Threshold {
+                org: 9,
+                metric: "users".into(),
+                pct: 92.5,
+            },
+            Subject::Trial {
+                kind: Kind::TrialExpiring,
+                trial: 5,
+            },
+            Subject::Trial {
+                kind: Kind::TrialDeletionDue,
+                trial: 6,
+            },
+        ];
+        for subject in subjects {
+            assert_eq!(Subject::parse(&subject.key()), Some(subject.clone()));
+        }
+        assert_eq!(
+            threshold_key(7, "users", 100.0),
+            "entitlement.threshold/7/users/100"
+        );
+        assert_eq!(Subject::parse("sync.failing"), None);
+        assert_eq!(Subject::parse("sync.failing/3"), None);
+        assert_eq!(Subject::parse("entitlement.threshold/x/users/80"), None);
+    }
 
     /// An `entitlements` table of one row: organization 7's users at 120 %, the
     /// other columns empty unless `with` sets them.

@@ -16,6 +16,7 @@
 
 pub mod events;
 pub mod format;
+pub mod held;
 pub mod jsonl;
 pub mod outbox;
 pub(crate) mod state;

@@ -442,7 +442,7 @@ async fn time_reports(
             store: None,
         };
         let started = Instant::now();
-        let outcome = tokio::task::spawn_blocking(move || report::run(&opts)).await??;
+        let outcome = tokio::task::spawn_blocking(move || crate::render::run(&opts)).await??;
         times.push(started.elapsed().as_secs_f64());
         files = outcome.files.len();
         rows = outcome.files.iter().map(|f| f.rows).sum();
@@ -658,7 +658,7 @@ async fn time_alerts(db: &std::path::Path, dir: &std::path::Path) -> Result<(f64
     let first_s = started.elapsed().as_secs_f64();
     let mut ropts = ReportOptions::new(db, today);
     ropts.out_root = dir.join("alert-reports");
-    let outcome = tokio::task::spawn_blocking(move || report::run(&ropts)).await??;
+    let outcome = tokio::task::spawn_blocking(move || crate::render::run(&ropts)).await??;
     let started = Instant::now();
     crate::alerts::run(&opts, Some(outcome.frames)).await?;
     Ok((first_s, started.elapsed().as_secs_f64(), first.events.len()))

@@ -89,7 +89,7 @@ fn write(dir: &Path, rows: &[Change], format: QueryFormat, mode: FileMode) -> Re
         QueryFormat::Table => &[Format::Csv, Format::Json],
     };
     for f in formats {
-        let file = crate::report::write::write_report(dir, changes::REPORT, &df, *f, mode)?;
+        let file = crate::render::files::write_report(dir, changes::REPORT, &df, *f, mode)?;
         crate::outln!("{} ({} changes)", file.path.display(), file.rows);
     }
     Ok(())

@@ -12,7 +12,7 @@ use crate::cli::Exit;
 use crate::cli::args::DemoArgs;
 use crate::cli::settings::{Settings, command_line};
 use crate::file_mode::FileMode;
-use crate::report::{self, Format, ReportOptions, Thresholds};
+use crate::report::{Format, ReportOptions, Thresholds};
 use crate::sandbox::{self, FaultSpec, SandboxHandle, SandboxOptions};
 use crate::sync::{self, SyncOptions};
 use anyhow::{Context, Result, anyhow, bail};
@@ -111,8 +111,8 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         file_mode: FileMode::PRIVATE,
         store: None,
     };
-    let outcome = tokio::task::spawn_blocking(move || report::run(&report_opts)).await??;
-    crate::outln!("{}", report::summary(&outcome));
+    let outcome = tokio::task::spawn_blocking(move || crate::render::run(&report_opts)).await??;
+    crate::outln!("{}", crate::render::summary(&outcome));
     crate::outln!(
         "\n{} report files and {} organization pages (orgs/) in {} (mirror: {}); done in {:.1} s",
         outcome.files.len(),

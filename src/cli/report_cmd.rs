@@ -67,7 +67,7 @@ pub fn options(settings: &Settings, args: &ReportArgs) -> Result<ReportOptions> 
 /// Runs the command.
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
     let opts = options(settings, args)?;
-    let outcome = report::run(&opts).map_err(suggest_a_name)?;
+    let outcome = crate::render::run(&opts).map_err(suggest_a_name)?;
     // What this run cost; `orgledger bench` reads it from its report children.
     tracing::debug!(
         peak_rss_mb = crate::cli::bench_cmd::peak_rss_mb(),

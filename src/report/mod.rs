@@ -1,5 +1,7 @@
-//! The reports: SQL extracts over the mirror (as of a date), polars jobs for the
-//! derived columns, and CSV/JSON files with a manifest.
+//! The report engine and its jobs: what each number is. SQL extracts over the
+//! mirror (as of a date), and the jobs (polars and plain Rust) that compute the
+//! derived columns, handed to the renderers (`crate::render`: files, the summary,
+//! the page, the workbook) as tables, typed by [`tables`] where rooms meet.
 //!
 //! Each built-in report is an entry of [`registry::BUILTIN`]: its extract
 //! `queries/<name>.sql` (compiled into the binary) and its job in
@@ -19,31 +21,27 @@ pub(crate) mod completeness;
 pub(crate) mod daily;
 pub mod error;
 pub(crate) mod frame;
-pub(crate) mod html;
+pub(crate) mod org_facts;
 pub(crate) mod pii;
 pub mod registry;
 pub(crate) mod sql;
 pub(crate) mod status;
-pub(crate) mod summary;
 pub(crate) mod tables;
 pub(crate) mod units;
-pub(crate) mod write;
-pub(crate) mod xlsx;
 
-mod compute_trends;
-mod entitlements;
+pub(crate) mod compute_trends;
+pub(crate) mod entitlements;
 mod project_compute;
 mod trials;
 mod usage_summary;
 
 #[cfg(test)]
-pub(crate) mod testkit;
+mod explain;
 #[cfg(test)]
-mod tests;
+pub(crate) mod testkit;
 
 pub use compute_trends::TopUser;
 pub use error::ReportError;
-pub use summary::summary;
 
 use crate::file_mode::FileMode;
 use crate::mirror::asof;
@@ -66,12 +64,12 @@ pub enum Format {
     /// `<name>.json`: an array of row objects; numbers as numbers, unknown as null.
     Json,
     /// `index.html`: one self-contained page with charts for the whole run (not a
-    /// file per report); built by the `report::html` module.
+    /// file per report); built by `render::html`.
     Html,
     /// `<name>.parquet`: typed columns, zstd-compressed (the writer of `export`).
     Parquet,
     /// `orgledger-<as-of>.xlsx`: one workbook for the whole run, a sheet per report
-    /// with typed cells; built by the `report::xlsx` module.
+    /// with typed cells; built by `render::xlsx`.
     Xlsx,
 }
 
@@ -184,55 +182,6 @@ impl ReportOptions {
     }
 }
 
-/// One file written.
-#[derive(Debug, Clone)]
-pub struct WrittenFile {
-    /// The report it holds.
-    pub report: String,
-    /// Its format.
-    pub format: Format,
-    /// Where it is.
-    pub path: PathBuf,
-    /// Data rows.
-    pub rows: usize,
-    /// Size in bytes.
-    pub bytes: u64,
-    /// Hex SHA-256 of the content.
-    pub sha256: String,
-}
-
-/// What a run produced.
-#[derive(Debug)]
-pub struct ReportOutcome {
-    /// `out_root/<as_of>`; for a store, the staging folder (removed once published).
-    pub dir: PathBuf,
-    /// Where the reports are, as shown to the user: the folder, or the store URL.
-    pub location: String,
-    /// What was uploaded, for a store.
-    pub published: Option<crate::output::Published>,
-    /// The as-of date.
-    pub as_of: NaiveDate,
-    /// The sync run the data came from (the latest finished run observed before the
-    /// end of the as-of day), if any.
-    pub run_id: Option<i64>,
-    /// Server time that run observed.
-    pub observed_at: Option<String>,
-    /// The report files, in report order (`manifest.json` is [`Self::manifest`]).
-    pub files: Vec<WrittenFile>,
-    /// With the HTML format, a page per organization (`orgs/<id>.html`), by name;
-    /// `manifest.json` lists them after `files`.
-    pub pages: Vec<WrittenFile>,
-    /// `manifest.json`.
-    pub manifest: PathBuf,
-    /// Each report's table (pseudonymized when `redact_pii`).
-    pub frames: BTreeMap<String, DataFrame>,
-    /// The rows that need action, read from `frames` once (the summary and the HTML
-    /// page both show these).
-    pub attention: attention::Attention,
-    /// The top compute users of the last 30 days, when `compute_trends` was built.
-    pub top_users: Option<Vec<compute_trends::TopUser>>,
-}
-
 /// Names of the built-in reports, in the order they are listed ([`registry::BUILTIN`]).
 pub fn builtin_names() -> impl Iterator<Item = &'static str> {
     registry::BUILTIN.iter().map(|b| b.name)
@@ -304,122 +253,64 @@ struct Job {
     builtin: Option<&'static Builtin>,
 }
 
-/// Builds the reports and writes their files; see [`ReportOptions`].
-pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
-    let day = opts.as_of.format("%Y-%m-%d").to_string();
-    let Some(url) = &opts.store else {
-        return write_into(opts, &opts.out_root.join(day));
-    };
-    let url = url.join(&day);
-    // Opened first: a store that cannot be used fails before any report is built.
-    let store = crate::output::Store::open(&url, opts.file_mode)?;
-    let staging = tempfile::Builder::new()
-        .prefix("orgledger-reports-")
-        .tempdir()
-        .map_err(|cause| ReportError::Io {
-            path: std::env::temp_dir(),
-            cause,
-        })?;
-    let mut outcome = write_into(opts, staging.path())?;
-    // The day's prefix belongs to the run: everything the new manifest does not list
-    // goes once it is in place.
-    outcome.published =
-        Some(store.publish(staging.path(), "manifest.json", &[String::new()], &[])?);
-    outcome.location = url.to_string();
-    Ok(outcome)
+/// A run resolved and checked before anything is built: every name asked for
+/// validated, the mirror open as of T with its coverage of T checked, and the sync
+/// run the data comes from. A renderer makes its folder between [`Plan::new`] and
+/// [`Plan::build`], so a run that cannot start leaves nothing behind.
+pub struct Plan<'a> {
+    opts: &'a ReportOptions,
+    jobs: Vec<Job>,
+    conn: Connection,
+    /// The as-of date's cut-off (`mirror::asof::cutoff`).
+    pub cutoff: String,
+    /// The latest finished sync run observed before the cut-off: its id and the
+    /// server time it observed.
+    pub run: Option<(i64, String)>,
 }
 
-/// Builds the reports and writes them into `dir`; see [`run`].
-fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportError> {
-    let dir = dir.to_path_buf();
-    let jobs = plan(opts, queries_dir(opts).as_deref())?;
-    let (formats, per_run) = output_formats(&opts.formats);
+/// One built report: its name, its table (completeness columns and pseudonyms
+/// attached) and what [`Plan::build`]'s `each` made of it.
+pub type Built<T> = (String, DataFrame, T);
 
-    let conn = open(&opts.db, opts.as_of)?;
-    crate::mirror::coverage::check(&conn, &opts.db, opts.as_of, chrono::Utc::now().date_naive())?;
-    let cutoff = asof::cutoff(opts.as_of);
-    let run =
-        crate::mirror::runs::latest_before(&conn, &cutoff).map_err(|source| ReportError::Runs {
-            db: opts.db.clone(),
-            cause: Box::new(source),
-        })?;
-
-    opts.file_mode
-        .create_dir_all(&dir)
-        .map_err(|source| ReportError::Io {
-            path: dir.clone(),
-            cause: source,
-        })?;
-
-    let built = build_all(opts, &jobs, &formats, &dir, conn)?;
-
-    let mut files = Vec::new();
-    let mut frames = BTreeMap::new();
-    for (name, frame, written) in built {
-        files.extend(written);
-        frames.insert(name, frame);
-    }
-    let attention = attention::Attention::from_frames(&frames, opts.as_of)?;
-    let top_users = frames
-        .get("compute_trends")
-        .map(compute_trends::top_users)
-        .transpose()?;
-    let generated_at = crate::mirror::now_text();
-    let info = html::PageInfo {
-        as_of: opts.as_of,
-        run_id: run.as_ref().map(|(id, _)| *id),
-        observed_at: run.as_ref().map(|(_, at)| at.as_str()),
-        generated_at: &generated_at,
-        redacted: opts.redact_pii,
-        thresholds: &opts.thresholds,
-    };
-    let mut pages = Vec::new();
-    // Built from `frames`, which `finish` has already pseudonymized.
-    for format in per_run {
-        let file = match format {
-            Format::Xlsx => xlsx::write(&dir, &info, &frames, &attention, opts.file_mode)?,
-            _ => {
-                pages = html::org::write_all(opts, &info, &frames, &dir)?;
-                html::write(&dir, &info, &frames, &attention, &files, opts.file_mode)?
+impl<'a> Plan<'a> {
+    /// Resolves and checks the run `opts` asks for; reads nothing of the reports yet.
+    pub fn new(opts: &'a ReportOptions) -> Result<Self, ReportError> {
+        let jobs = plan(opts, queries_dir(opts).as_deref())?;
+        let conn = open(&opts.db, opts.as_of)?;
+        let today = chrono::Utc::now().date_naive();
+        crate::mirror::coverage::check(&conn, &opts.db, opts.as_of, today)?;
+        let cutoff = asof::cutoff(opts.as_of);
+        let run = crate::mirror::runs::latest_before(&conn, &cutoff).map_err(|source| {
+            ReportError::Runs {
+                db: opts.db.clone(),
+                cause: Box::new(source),
             }
-        };
-        files.push(file);
+        })?;
+        Ok(Plan {
+            opts,
+            jobs,
+            conn,
+            cutoff,
+            run,
+        })
     }
-    let head = write::ManifestHead {
-        as_of: opts.as_of,
-        cutoff: &cutoff,
-        run: run.clone(),
-        generated_at: &generated_at,
-        redacted_pii: opts.redact_pii,
-        thresholds: &opts.thresholds,
-    };
-    let listed: Vec<WrittenFile> = files.iter().chain(&pages).cloned().collect();
-    let manifest = write::write_manifest(&dir, &head, &listed, opts.file_mode)?;
-    Ok(ReportOutcome {
-        location: dir.display().to_string(),
-        published: None,
-        dir,
-        as_of: opts.as_of,
-        run_id: run.as_ref().map(|(id, _)| *id),
-        observed_at: run.map(|(_, at)| at),
-        files,
-        pages,
-        manifest,
-        frames,
-        attention,
-        top_users,
-    })
+
+    /// Builds every report and hands each finished table to `each` on the report
+    /// threads (a renderer writes its files there, while the other reports build);
+    /// results come back in the order asked.
+    pub fn build<T: Send>(
+        self,
+        each: impl Fn(&str, &DataFrame) -> Result<T, ReportError> + Sync,
+    ) -> Result<Vec<Built<T>>, ReportError> {
+        build_all(self.opts, &self.jobs, &each, self.conn)
+    }
 }
 
-/// Builds reports without writing any file: the tables `run` would export, for
-/// readers that want the figures themselves (alerts). Checks the as-of date the
-/// same way.
+/// Builds reports without writing any file: the tables a run would render, for
+/// readers that want the figures themselves (alerts).
 pub(crate) fn frames(opts: &ReportOptions) -> Result<BTreeMap<String, DataFrame>, ReportError> {
-    let jobs = plan(opts, queries_dir(opts).as_deref())?;
-    let conn = open(&opts.db, opts.as_of)?;
-    crate::mirror::coverage::check(&conn, &opts.db, opts.as_of, chrono::Utc::now().date_naive())?;
-    let built = build_all(opts, &jobs, &[], Path::new(""), conn)?;
-    Ok(built.into_iter().map(|(name, df, _)| (name, df)).collect())
+    let built = Plan::new(opts)?.build(|_, _| Ok(()))?;
+    Ok(built.into_iter().map(|(name, df, ())| (name, df)).collect())
 }
 
 /// The queries folder: the option, else `./queries` when it exists.
@@ -485,29 +376,6 @@ fn unknown(name: &str, valid: &[String]) -> ReportError {
     }
 }
 
-/// The per-report formats to write and the once-per-run ones (the HTML page, the
-/// workbook: written after the report files), each without duplicates, in the
-/// order asked.
-fn output_formats(asked: &[Format]) -> (Vec<Format>, Vec<Format>) {
-    let asked = if asked.is_empty() {
-        &[Format::Csv, Format::Json][..]
-    } else {
-        asked
-    };
-    let (mut per_report, mut per_run) = (Vec::new(), Vec::new());
-    for &f in asked {
-        let out = if f.per_run() {
-            &mut per_run
-        } else {
-            &mut per_report
-        };
-        if !out.contains(&f) {
-            out.push(f);
-        }
-    }
-    (per_report, per_run)
-}
-
 /// The views every extract reads: the mirror as of `as_of` (`mirror::asof`), then
 /// who owns what (`queries/attribution.sql`), defined once for the extracts that
 /// attribute projects and developer profiles. Calling it again moves the cut-off.
@@ -540,22 +408,19 @@ fn cost(job: &Job) -> u8 {
     job.builtin.map_or(u8::MAX, |b| b.cost)
 }
 
-type Built = (String, DataFrame, Vec<WrittenFile>);
-
-/// Builds and writes every job; results come back in job order.
+/// Builds every job and hands each table to `each`; results come back in job order.
 ///
 /// The jobs run on a pool of up to four threads, the heaviest first, each on a
 /// read-only connection of its own (SQLite reads are single-threaded per
 /// connection), while the completeness every built-in report's rows take is read
 /// once on `first_conn`. Then each report gets its completeness columns, its
-/// pseudonyms and its files, again in parallel.
-fn build_all(
+/// pseudonyms and goes to `each`, again in parallel.
+fn build_all<T: Send>(
     opts: &ReportOptions,
     jobs: &[Job],
-    formats: &[Format],
-    dir: &Path,
+    each: &(impl Fn(&str, &DataFrame) -> Result<T, ReportError> + Sync),
     first_conn: Connection,
-) -> Result<Vec<Built>, ReportError> {
+) -> Result<Vec<Built<T>>, ReportError> {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| cost(&jobs[i]));
     let threads = std::thread::available_parallelism()
@@ -567,7 +432,7 @@ fn build_all(
         .thread_name(|i| format!("report-{i}"))
         .build()
         .map_err(|e| ReportError::Io {
-            path: dir.to_path_buf(),
+            path: opts.db.clone(),
             cause: std::io::Error::other(format!("cannot start the report threads: {e}")),
         })?;
     let (complete, frames) = pool.join(
@@ -587,9 +452,7 @@ fn build_all(
             .into_par_iter()
             .map(|(i, df)| {
                 let job = &jobs[i];
-                guarded(&job.name, || {
-                    finish(opts, job, df, &complete, (formats, dir))
-                })
+                guarded(&job.name, || finish(opts, job, df, &complete, each))
             })
             .collect()
     })
@@ -649,15 +512,14 @@ fn build_frame(opts: &ReportOptions, job: &Job) -> Result<DataFrame, ReportError
     Ok(df)
 }
 
-/// A built table with its completeness columns and pseudonyms, written in
-/// `formats` into `dir`.
-fn finish(
+/// A built table with its completeness columns and pseudonyms, handed to `each`.
+fn finish<T>(
     opts: &ReportOptions,
     job: &Job,
     mut df: DataFrame,
     complete: &completeness::Completeness,
-    (formats, dir): (&[Format], &Path),
-) -> Result<Built, ReportError> {
+    each: &impl Fn(&str, &DataFrame) -> Result<T, ReportError>,
+) -> Result<Built<T>, ReportError> {
     if let Some(sources) = job.builtin.and_then(|b| b.completeness) {
         df = complete.attach(&job.name, sources, df)?;
     }
@@ -665,35 +527,8 @@ fn finish(
         let names = pii::Pseudonyms::of_mirror(&opts.db)?;
         df = pii::redact(&names, &job.name, df, job.builtin.is_none())?;
     }
-    let files = write_formats(dir, &job.name, &df, formats, opts.file_mode)?;
-    Ok((job.name.clone(), df, files))
-}
-
-/// Writes one report in every format; big reports write their formats in parallel.
-fn write_formats(
-    dir: &Path,
-    name: &str,
-    df: &DataFrame,
-    formats: &[Format],
-    mode: FileMode,
-) -> Result<Vec<WrittenFile>, ReportError> {
-    const PARALLEL_ABOVE: usize = 50_000;
-    if formats.len() < 2 || df.height() < PARALLEL_ABOVE {
-        return formats
-            .iter()
-            .map(|f| write::write_report(dir, name, df, *f, mode))
-            .collect();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = formats
-            .iter()
-            .map(|f| scope.spawn(move || write::write_report(dir, name, df, *f, mode)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| error::unpanicked(name, h.join()))
-            .collect()
-    })
+    let out = each(&job.name, &df)?;
+    Ok((job.name.clone(), df, out))
 }
 
 /// A custom report: its (first) statement's result, as is.

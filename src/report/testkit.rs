@@ -6,19 +6,25 @@ pub use crate::mirror::testkit::*;
 use polars::prelude::{AnyValue, DataFrame};
 use std::collections::BTreeMap;
 
+/// Report tables built over a [`TestMirror`], by report name.
+pub struct Tables {
+    pub frames: BTreeMap<String, DataFrame>,
+}
+
 /// Reports built over a [`TestMirror`].
 pub trait Reports {
-    /// Builds reports as of `as_of` (closing the writer first).
-    fn report(&mut self, as_of: &str, names: &[&str]) -> crate::report::ReportOutcome;
+    /// Builds report tables as of `as_of` (closing the writer first).
+    fn report(&mut self, as_of: &str, names: &[&str]) -> Tables;
     /// Report options writing into this mirror's folder.
     fn options(&self, as_of: &str, names: &[&str]) -> crate::report::ReportOptions;
 }
 
 impl Reports for TestMirror {
-    /// Builds reports as of `as_of` (closing the writer first).
-    fn report(&mut self, as_of: &str, names: &[&str]) -> crate::report::ReportOutcome {
+    /// Builds report tables as of `as_of` (closing the writer first).
+    fn report(&mut self, as_of: &str, names: &[&str]) -> Tables {
         self.close();
-        crate::report::run(&self.options(as_of, names)).expect("report run")
+        let frames = crate::report::frames(&self.options(as_of, names)).expect("report tables");
+        Tables { frames }
     }
 
     /// Report options writing into this mirror's folder.

@@ -17,7 +17,7 @@
 //! `backup`, it is backed up after each such sync (`backups.rs`).
 
 use crate::api::Client;
-use crate::report::{self, ReportOptions};
+use crate::report::ReportOptions;
 use crate::schedule::health::Health;
 use crate::schedule::ticks::{Tick, Ticks, Turn};
 use crate::schedule::{cron, endpoint, metrics, retention};
@@ -357,7 +357,7 @@ async fn report_tick(s: &Shared) -> bool {
     let retention_days = s.cfg.retention_days;
     let started = std::time::Instant::now();
     let result = tokio::task::spawn_blocking(move || {
-        let outcome = report::run(&opts);
+        let outcome = crate::render::run(&opts);
         // Retention removes local day folders; a store's are left to its lifecycle rules.
         let local = opts.store.is_none();
         if let (Ok(_), Some(keep), true) = (&outcome, retention_days, local) {
@@ -387,7 +387,7 @@ async fn report_tick(s: &Shared) -> bool {
 }
 
 /// Alerts from the tables the report job just built (nothing is computed twice).
-async fn send_alerts(opts: &crate::alerts::AlertOptions, outcome: report::ReportOutcome) {
+async fn send_alerts(opts: &crate::alerts::AlertOptions, outcome: crate::render::ReportOutcome) {
     let mut opts = opts.clone();
     opts.as_of = outcome.as_of;
     match crate::alerts::run(&opts, Some(outcome.frames)).await {

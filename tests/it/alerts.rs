@@ -15,7 +15,8 @@ use orgledger::alerts::{self, AlertOptions, Jsonl, Kind, Mode, Retry, SigningKey
 use orgledger::api::operation::organization_path;
 use orgledger::api::secret::Secret;
 use orgledger::mirror::runs::RunStatus;
-use orgledger::report::{self, Format, ReportOptions};
+use orgledger::render;
+use orgledger::report::{Format, ReportOptions};
 use orgledger_sandbox::{Profile, SandboxHandle};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
@@ -161,7 +162,7 @@ fn quiet_organization(db: &Path, dir: &Path) -> (i64, f64) {
     opts.names = vec!["entitlements".into()];
     opts.formats = vec![Format::Json];
     opts.out_root = dir.to_path_buf();
-    let out = report::run(&opts).expect("report").dir;
+    let out = render::run(&opts).expect("report").dir;
     common::json_rows(&out, "entitlements")
         .into_iter()
         .find(|r| {

@@ -4,7 +4,8 @@
 
 use crate::common;
 use orgledger::mirror::runs::RunStatus;
-use orgledger::report::{self, Format, ReportOptions, Thresholds};
+use orgledger::render;
+use orgledger::report::{Format, ReportOptions, Thresholds};
 use orgledger::sandbox::Profile;
 use orgledger::sandbox::hard_cases::{org, project, user};
 use orgledger::sync;
@@ -34,7 +35,7 @@ async fn synced_and_reported_in(
     opts.formats = formats.to_vec();
     opts.out_root = out.path().to_path_buf();
     opts.thresholds = Thresholds::default();
-    let dir = report::run(&opts).expect("reports build").dir;
+    let dir = render::run(&opts).expect("reports build").dir;
     (scratch, out, db, dir)
 }
 

@@ -365,7 +365,7 @@ async fn the_changes_report_and_the_page_section_show_the_week_s_limit_change() 
         orgledger::report::Format::Html,
     ];
     opts.out_root = scratch.path().join("reports");
-    let dir = orgledger::report::run(&opts).expect("reports build").dir;
+    let dir = orgledger::render::run(&opts).expect("reports build").dir;
 
     let rows = common::json_rows(&dir, "changes");
     assert_eq!(

@@ -8,7 +8,8 @@ use crate::common::set_override;
 use crate::numbers::{Shape, shaped_world, start, sync_once};
 use orgledger::api::operation::project_info_path;
 use orgledger::mirror::runs::RunStatus;
-use orgledger::report::{self, Format, ReportOptions};
+use orgledger::render;
+use orgledger::report::{Format, ReportOptions};
 use orgledger::sandbox::SandboxHandle;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -35,7 +36,7 @@ fn reports(db: &Path, dir: &Path, as_of: chrono::NaiveDate) -> PathBuf {
     let mut opts = ReportOptions::new(db, as_of);
     opts.formats = vec![Format::Json];
     opts.out_root = dir.to_path_buf();
-    report::run(&opts).expect("reports build").dir
+    render::run(&opts).expect("reports build").dir
 }
 
 fn observed_at(db: &Path, run: i64) -> String {
@@ -213,7 +214,7 @@ async fn a_limit_of_2_to_the_60_plus_1_is_stored_and_reported_exactly() {
     opts.names = vec!["entitlements".to_string()];
     opts.formats = vec![Format::Csv, Format::Json];
     opts.out_root = scratch.path().to_path_buf();
-    let dir = report::run(&opts).expect("reports build").dir;
+    let dir = render::run(&opts).expect("reports build").dir;
     let json = std::fs::read_to_string(dir.join("entitlements.json")).expect("json");
     assert!(
         json.contains(r#""limit":1152921504606846977,"#),

@@ -10,7 +10,8 @@ use orgledger::api::pacing::Backoff;
 use orgledger::api::secret::Secret;
 use orgledger::mirror;
 use orgledger::mirror::runs::RunStatus;
-use orgledger::report::{self, Format, ReportOptions};
+use orgledger::render;
+use orgledger::report::{Format, ReportOptions};
 use orgledger::sync;
 use orgledger_sandbox::{Profile, SandboxHandle};
 use std::path::{Path, PathBuf};
@@ -113,7 +114,7 @@ fn csv_digests(db: &Path, out: &Path, day: chrono::NaiveDate) -> Vec<(String, St
     let mut opts = ReportOptions::new(db, day);
     opts.formats = vec![Format::Csv];
     opts.out_root = out.to_path_buf();
-    let outcome = report::run(&opts).expect("a report while a sync writes succeeds");
+    let outcome = render::run(&opts).expect("a report while a sync writes succeeds");
     outcome
         .files
         .iter()

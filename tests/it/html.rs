@@ -3,7 +3,8 @@
 //! under `redact_pii`, and headless Chromium renders it to something not blank.
 
 use crate::common;
-use orgledger::report::{self, Format, ReportOptions, ReportOutcome};
+use orgledger::render::{self, ReportOutcome};
+use orgledger::report::{Format, ReportOptions};
 use orgledger::sync;
 use orgledger_sandbox::Profile;
 use std::collections::HashMap;
@@ -25,7 +26,7 @@ fn build(db: &Path, out: &Path, redact: bool) -> ReportOutcome {
     opts.formats = vec![Format::Csv, Format::Html];
     opts.out_root = out.to_path_buf();
     opts.redact_pii = redact;
-    report::run(&opts).expect("report run")
+    render::run(&opts).expect("report run")
 }
 
 fn page(outcome: &ReportOutcome) -> String {

@@ -8,7 +8,8 @@ use crate::common;
 use orgledger::api::Timestamp;
 use orgledger::api::operation::{organization_path, project_info_path, whitelabel_user_path};
 use orgledger::mirror::runs::RunStatus;
-use orgledger::report::{self, Format, ReportOptions, Thresholds};
+use orgledger::render;
+use orgledger::report::{Format, ReportOptions, Thresholds};
 use orgledger::sandbox::generate::generate;
 use orgledger::sandbox::{FaultSpec, Profile, SandboxHandle, World};
 use orgledger::sync::{self, SyncOutcome};
@@ -116,7 +117,7 @@ fn build(db: &Path, dir: &Path, names: &[&str]) -> std::path::PathBuf {
     opts.formats = vec![Format::Csv, Format::Json];
     opts.out_root = dir.to_path_buf();
     opts.thresholds = Thresholds::default();
-    report::run(&opts).expect("reports build").dir
+    render::run(&opts).expect("reports build").dir
 }
 
 fn errors_of(conn: &rusqlite::Connection, run: i64) -> i64 {

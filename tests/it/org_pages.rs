@@ -6,7 +6,8 @@
 
 use crate::common;
 use crate::html::{chromium, csv_rows, screenshot};
-use orgledger::report::{self, Format, ReportOptions, ReportOutcome};
+use orgledger::render::{self, ReportOutcome};
+use orgledger::report::{Format, ReportOptions};
 use orgledger::sync;
 use orgledger_sandbox::Profile;
 use std::collections::BTreeMap;
@@ -46,7 +47,7 @@ fn build(db: &Path, as_of: chrono::NaiveDate, out: &Path, redact: bool) -> Repor
     opts.formats = vec![Format::Csv, Format::Html];
     opts.out_root = out.to_path_buf();
     opts.redact_pii = redact;
-    report::run(&opts).expect("report run")
+    render::run(&opts).expect("report run")
 }
 
 /// Each organization's page text, by id.

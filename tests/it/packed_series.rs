@@ -6,7 +6,8 @@
 
 use crate::common;
 use orgledger::mirror::runs::RunStatus;
-use orgledger::report::{self, Format, ReportOptions};
+use orgledger::render;
+use orgledger::report::{Format, ReportOptions};
 use orgledger::sandbox::Profile;
 use orgledger::sync;
 use std::path::Path;
@@ -20,7 +21,7 @@ fn reports_csv(db: &Path, out: &Path, as_of: chrono::NaiveDate) -> Vec<String> {
     opts.names = READERS.iter().map(|name| name.to_string()).collect();
     opts.formats = vec![Format::Csv];
     opts.out_root = out.to_path_buf();
-    let dir = report::run(&opts).expect("the reports build").dir;
+    let dir = render::run(&opts).expect("the reports build").dir;
     READERS
         .iter()
         .map(|name| std::fs::read_to_string(dir.join(format!("{name}.csv"))).expect("a CSV"))

@@ -4,7 +4,8 @@
 //! stored redacted by later syncs, and the retention of people who left.
 
 use crate::common;
-use orgledger::report::{self, Format, ReportOptions};
+use orgledger::render;
+use orgledger::report::{Format, ReportOptions};
 use orgledger::sync;
 use orgledger_sandbox::{Profile, SandboxHandle};
 use serde_json::json;
@@ -19,7 +20,7 @@ fn redacted_files(db: &Path, out: &Path, as_of: chrono::NaiveDate) -> BTreeMap<S
     opts.formats = vec![Format::Csv, Format::Json, Format::Html, Format::Xlsx];
     opts.out_root = out.to_path_buf();
     opts.redact_pii = true;
-    let outcome = report::run(&opts).expect("report run");
+    let outcome = render::run(&opts).expect("report run");
     let mut files = BTreeMap::new();
     for f in outcome.files.iter().chain(&outcome.pages) {
         let bytes = std::fs::read(&f.path).expect("report file");
@@ -230,7 +231,7 @@ fn csv_reports(
     let mut opts = ReportOptions::new(db, day);
     opts.formats = vec![Format::Csv];
     opts.out_root = out.to_path_buf();
-    let outcome = report::run(&opts).expect("report run");
+    let outcome = render::run(&opts).expect("report run");
     outcome
         .files
         .iter()

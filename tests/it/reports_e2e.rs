@@ -3,6 +3,7 @@
 //! this test computes by hand from the API's own answers.
 
 use crate::common;
+use orgledger::render;
 use orgledger::report::{self, Format, ReportOptions, Thresholds};
 use orgledger::sync;
 use orgledger_sandbox::Profile;
@@ -137,7 +138,7 @@ async fn reports_match_hand_computations_from_the_api_and_need_no_network() {
     opts.formats = vec![Format::Json];
     opts.out_root = out.clone();
     opts.thresholds = Thresholds::default();
-    let built = report::run(&opts).expect("report without network");
+    let built = render::run(&opts).expect("report without network");
     assert_eq!(built.run_id, Some(outcome.run_id));
 
     let mut checked = 0;
@@ -214,7 +215,7 @@ async fn every_report_over_three_weekly_syncs_has_rows_and_organization_trends()
     let as_of = common::start_date() + chrono::Days::new(14);
     let mut ropts = ReportOptions::new(&db, as_of);
     ropts.out_root = dir.path().join("out");
-    let outcome = report::run(&ropts).expect("reports");
+    let outcome = render::run(&ropts).expect("reports");
     assert_eq!(outcome.frames.len(), 6);
     assert_eq!(outcome.files.len(), 12);
     for f in &outcome.files {
@@ -234,5 +235,5 @@ async fn every_report_over_three_weekly_syncs_has_rows_and_organization_trends()
         kinds.iter().any(|k| k == Some("organization")),
         "organization trends come from three syncs of history"
     );
-    assert!(report::summary(&outcome).contains("Top compute users"));
+    assert!(render::summary(&outcome).contains("Top compute users"));
 }

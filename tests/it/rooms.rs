@@ -1,6 +1,7 @@
 //! The rooms of `src/` import only from the rooms below them (`docs/architecture.md`,
 //! "Rooms and their order"): read from the source, so a change that makes the mirror
-//! reach into the reports, or two rooms into each other, fails here.
+//! reach into the reports, or two rooms into each other, fails here. A room's own
+//! tables are read by its SQL alone: the others ask its API.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -19,9 +20,24 @@ const FLOORS: &[(&str, u8)] = &[
     ("export", 5),
     ("config", 5),
     ("alerts", 6),
-    ("schedule", 7),
-    ("cli", 8),
+    ("render", 7),
+    ("schedule", 8),
+    ("cli", 9),
 ];
+
+/// Tables that belong to a room other than the mirror, which creates every table
+/// (its migrations) and describes them (its table specs): only the owner's SQL names
+/// them. The mirror's own tables are the data every room above reads.
+const OWNED_TABLES: &[(&str, &[&str])] = &[(
+    "alerts",
+    &[
+        "alert_state",
+        "alert_runs",
+        "alert_outbox",
+        "alert_deliveries",
+        "alert_events",
+    ],
+)];
 
 /// Names after `crate::` that are not rooms: the `out!`/`outln!` macros and the
 /// sandbox crate's re-export.
@@ -39,12 +55,13 @@ fn room_of(src: &Path, file: &Path) -> Option<String> {
     (!matches!(room, "lib" | "main")).then(|| room.to_string())
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+/// Every file under `dir` whose name ends in `.<ext>`.
+fn files_with(dir: &Path, ext: &str, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("source folder").flatten() {
         let path = entry.path();
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            files_with(&path, ext, out);
+        } else if path.extension().is_some_and(|e| e == ext) {
             out.push(path);
         }
     }
@@ -71,7 +88,7 @@ fn uses(text: &str) -> BTreeSet<String> {
 fn every_room_imports_only_from_the_rooms_below_it() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    files_with(&src, "rs", &mut files);
     assert!(files.len() > 100, "{} source files", files.len());
     let mut wrong = Vec::new();
     for file in &files {
@@ -100,6 +117,79 @@ fn every_room_imports_only_from_the_rooms_below_it() {
         "imports against the order:\n{}",
         wrong.join("\n")
     );
+}
+
+/// The tables of another room that `text`'s code (comments left out) reads or
+/// writes: a table name after FROM, JOIN, INTO, UPDATE or TABLE, schema prefix or not.
+fn foreign_tables(text: &str, room: &str) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    for line in text.lines().filter(|l| {
+        let l = l.trim_start();
+        !l.starts_with("//") && !l.starts_with("--")
+    }) {
+        let upper = line.to_ascii_uppercase();
+        let words: Vec<&str> = upper
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for pair in words.windows(2) {
+            if !matches!(pair[0], "FROM" | "JOIN" | "INTO" | "UPDATE" | "TABLE") {
+                continue;
+            }
+            let table = pair[1].rsplit('.').next().unwrap_or(pair[1]);
+            for (owner, tables) in OWNED_TABLES {
+                if *owner == room {
+                    continue;
+                }
+                if let Some(t) = tables.iter().find(|t| t.eq_ignore_ascii_case(table)) {
+                    found.push(*t);
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_rooms_tables_are_named_only_by_its_own_sql() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let mut files = Vec::new();
+    files_with(&src, "rs", &mut files);
+    // The shipped extracts are the report engine's SQL.
+    let mut queries = Vec::new();
+    files_with(&root.join("queries"), "sql", &mut queries);
+    assert!(queries.len() >= 6, "{} extracts", queries.len());
+    let mut wrong = Vec::new();
+    let checked = files
+        .iter()
+        .filter_map(|f| Some((room_of(&src, f)?, f)))
+        .chain(queries.iter().map(|f| ("report".to_string(), f)))
+        .filter(|(room, _)| room != "mirror");
+    for (room, file) in checked {
+        let text = std::fs::read_to_string(file).expect("source file");
+        for table in foreign_tables(&text, &room) {
+            wrong.push(format!("{}: {room} reads {table}", file.display()));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "SQL naming another room's tables:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn sql_naming_another_rooms_table_is_found() {
+    let page = r#"let sql = "SELECT key, kind FROM main.alert_state WHERE since <= ?1";"#;
+    assert_eq!(foreign_tables(page, "render"), ["alert_state"]);
+    assert_eq!(
+        foreign_tables("  JOIN alert_outbox o ON o.id = d.event_id", "report"),
+        ["alert_outbox"]
+    );
+    assert!(foreign_tables(page, "alerts").is_empty());
+    assert!(foreign_tables("// FROM alert_state in a comment", "render").is_empty());
+    assert!(foreign_tables("SELECT * FROM alert_states_view", "render").is_empty());
 }
 
 #[test]

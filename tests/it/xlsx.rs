@@ -7,7 +7,8 @@ use crate::common;
 use crate::html::csv_rows;
 use crate::numbers::{shaped_world, start, sync_once};
 use calamine::{Data, Reader, Xlsx, open_workbook};
-use orgledger::report::{self, Format, ReportOptions};
+use orgledger::render;
+use orgledger::report::{Format, ReportOptions};
 use serde_json::Value;
 use sha2::Digest;
 use std::path::Path;
@@ -110,7 +111,7 @@ async fn the_workbook_has_every_csv_row_with_typed_cells_and_exact_numbers() {
     let mut opts = ReportOptions::new(&db, common::start_date());
     opts.formats = vec![Format::Csv, Format::Json, Format::Xlsx];
     opts.out_root = dir.path().join("r");
-    let outcome = report::run(&opts).expect("reports build");
+    let outcome = render::run(&opts).expect("reports build");
 
     let path = outcome
         .dir

@@ -1,16 +1,22 @@
-//! Cross-cutting tests of the report layer: as-of rebuilds, custom reports, PII
-//! redaction, the manifest.
+//! Tests of a whole run, engine and renderers together: as-of rebuilds, custom
+//! reports, PII redaction, the manifest, the page.
 
 use crate::mirror::spec::*;
+use crate::render::run;
+use crate::report::ReportError;
 use crate::report::testkit::*;
-use crate::report::{ReportError, run};
 use sha2::{Digest, Sha256};
-use std::time::Instant;
 
 fn write_query(m: &TestMirror, relative: &str, sql: &str) {
     let path = m.dir.path().join("queries").join(relative);
     std::fs::create_dir_all(path.parent().expect("parent")).expect("queries dir");
     std::fs::write(path, sql).expect("write sql");
+}
+
+/// A whole run as of `as_of` (closing the writer first).
+fn report(m: &mut TestMirror, as_of: &str, names: &[&str]) -> crate::render::ReportOutcome {
+    m.close();
+    run(&m.options(as_of, names)).expect("report run")
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -52,7 +58,7 @@ fn report_as_of_a_past_date_reads_history() {
     assert!(!opts.out_root.join("2025-03-09").exists());
 
     // Between the syncs: the first version (1000 / 10000 = 10 %).
-    let out = m.report("2025-03-15", &["project_compute"]);
+    let out = report(&mut m, "2025-03-15", &["project_compute"]);
     let df = &out.frames["project_compute"];
     assert_num(df, 0, "pct_used", Some(10.0));
     assert_eq!(text_of(df, 0, "flagged"), "false");
@@ -60,7 +66,7 @@ fn report_as_of_a_past_date_reads_history() {
     assert_eq!(out.observed_at.as_deref(), Some("2025-03-10T06:00:00.000Z"));
 
     // The day of the second sync (it ran at 06:00, before the end of the day): 90 %.
-    let out = m.report("2025-03-20", &["project_compute"]);
+    let out = report(&mut m, "2025-03-20", &["project_compute"]);
     let df = &out.frames["project_compute"];
     assert_num(df, 0, "pct_used", Some(90.0));
     assert_eq!(text_of(df, 0, "flagged"), "true");
@@ -87,7 +93,7 @@ fn custom_sql_reports_and_shipped_reports_defined_by_the_build_alone() {
          i.compute_time_left_ms AS time_left_ms, NULL AS last_accessed, NULL AS deleted_date \
          FROM project_info i",
     );
-    let out = m.report("2025-03-31", &[]);
+    let out = report(&mut m, "2025-03-31", &[]);
     assert_eq!(
         out.frames.len(),
         7,
@@ -113,7 +119,7 @@ fn custom_sql_reports_and_shipped_reports_defined_by_the_build_alone() {
     }
 
     // A custom report can be asked for by name; unknown names list the valid ones.
-    let out = m.report("2025-03-31", &["org_list"]);
+    let out = report(&mut m, "2025-03-31", &["org_list"]);
     assert_eq!(out.frames.len(), 1);
     let err = run(&m.options("2025-03-31", &["nope"])).expect_err("unknown report");
     let text = err.to_string();
@@ -180,7 +186,7 @@ fn redact_pii_leaves_no_email_or_person_name() {
 fn manifest_lists_every_file_with_rows_and_checksum() {
     let mut m = TestMirror::new();
     let run_id = small_world(&mut m);
-    let out = m.report("2025-03-31", &[]);
+    let out = report(&mut m, "2025-03-31", &[]);
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&out.manifest).expect("manifest")).expect("parse");
     assert_eq!(manifest["as_of"], "2025-03-31");
@@ -239,7 +245,7 @@ fn manifest_lists_every_file_with_rows_and_checksum() {
     assert_eq!(users["pct_used"], 200);
     assert_eq!(users["status"], "exceeded");
     assert!(users["daily_rate"].is_null());
-    let summary = crate::report::summary(&out);
+    let summary = crate::render::summary(&out);
     assert!(summary.contains("Org Ten"), "{summary}");
     assert!(
         summary.contains("Trials expiring or expired: 1 (0 expired, 1 expiring)"),
@@ -250,52 +256,6 @@ fn manifest_lists_every_file_with_rows_and_checksum() {
         "{summary}"
     );
     assert!(summary.contains("Björk"), "{summary}");
-}
-
-/// Prints the query plan and time of every section of every shipped extract over the
-/// mirror ORGLEDGER_EXPLAIN_DB as of ORGLEDGER_EXPLAIN_AS_OF (default today), with
-/// the bundled SQLite; ORGLEDGER_EXPLAIN=report/part picks sections.
-#[test]
-#[ignore = "a tool: prints query plans of a mirror named by ORGLEDGER_EXPLAIN_DB"]
-fn explain_shipped_queries() {
-    let Some(path) = std::env::var_os("ORGLEDGER_EXPLAIN_DB") else {
-        return;
-    };
-    let as_of = std::env::var("ORGLEDGER_EXPLAIN_AS_OF")
-        .ok()
-        .and_then(|d| d.parse().ok())
-        .unwrap_or_else(|| chrono::Utc::now().date_naive());
-    let conn = crate::mirror::open_ro(std::path::Path::new(&path)).expect("open");
-    crate::report::install_views(&conn, as_of).expect("views");
-    let params = crate::report::Ctx::params(as_of);
-    let only = std::env::var("ORGLEDGER_EXPLAIN").unwrap_or_default();
-    for name in crate::report::builtin_names() {
-        let extract =
-            crate::report::sql::builtin(crate::report::registry::find(name).expect("built in"));
-        for (part, sql) in &extract.parts {
-            if !only.is_empty() && !format!("{name}/{part}").contains(&only) {
-                continue;
-            }
-            let mut stmt = conn
-                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-                .expect("explain");
-            for (n, v) in &params {
-                if let Ok(Some(idx)) = stmt.parameter_index(n) {
-                    stmt.raw_bind_parameter(idx, v).expect("bind");
-                }
-            }
-            let mut rows = stmt.raw_query();
-            eprintln!("== {name}/{part}");
-            while let Some(row) = rows.next().expect("row") {
-                let detail: String = row.get(3).expect("detail");
-                eprintln!("   {detail}");
-            }
-            let started = Instant::now();
-            let df = crate::report::frame::read_sql(&conn, &extract, part, sql, &params, &[])
-                .expect("read");
-            eprintln!("   -> {} rows in {:?}", df.height(), started.elapsed());
-        }
-    }
 }
 
 #[test]

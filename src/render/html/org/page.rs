@@ -5,7 +5,8 @@
 use super::super::PageInfo;
 use super::super::page::{document, source};
 use super::data::{Org, Table};
-use super::reads::{Alert, CHANGE_DAYS, ChangeRow, HISTORY_DAYS, Member};
+use crate::alerts::held::Held;
+use crate::report::org_facts::{CHANGE_DAYS, ChangeRow, HISTORY_DAYS, Member};
 use maud::{Markup, PreEscaped, html};
 
 /// What one page shows.
@@ -21,7 +22,7 @@ pub struct OrgPage<'a> {
     pub history_note: Option<String>,
     pub members: &'a [Member],
     pub changes: &'a [ChangeRow],
-    pub alerts: &'a [Alert],
+    pub alerts: &'a [Held],
 }
 
 pub fn render(p: &OrgPage<'_>) -> String {
@@ -150,7 +151,7 @@ fn changes(rows: &[ChangeRow]) -> Markup {
     }
 }
 
-fn alerts(rows: &[Alert]) -> Markup {
+fn alerts(rows: &[Held]) -> Markup {
     html! {
         h2 id="alerts" { "Alerts" } "\n"
         @if rows.is_empty() {

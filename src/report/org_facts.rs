@@ -1,11 +1,11 @@
 //! What an organization's page shows besides the report tables, read from the
-//! mirror once for every page: members, the change log of the last 30 days, the
-//! alerts fired, and the entitlements report on sampled days of the last 90.
+//! mirror once for every page: members, the change log of the last 30 days, and
+//! the entitlements report on sampled days of the last 90. The alert conditions
+//! come from the alerts room (`alerts::held`), with [`Extra::trial_orgs`].
 
 use crate::report::changes::{self, KindFilter, Point, Query};
 use crate::report::error::{ReportError, SqlSite};
 use crate::report::tables::{self, Changes, ProjectCompute, Trials};
-use crate::report::units::metric_label;
 use crate::report::{ReportOptions, entitlements, pii};
 use chrono::{Days, NaiveDate};
 use polars::prelude::DataFrame;
@@ -40,20 +40,13 @@ pub struct ChangeRow {
     pub after: String,
 }
 
-/// One alert condition that has held for the organization.
-pub struct Alert {
-    /// The day it last changed (crossed or cleared).
-    pub at: String,
-    pub kind: String,
-    pub text: String,
-}
-
 /// Everything read for the pages, by organization id.
 #[derive(Default)]
 pub struct Extra {
     pub members: HashMap<i64, Vec<Member>>,
     pub changes: HashMap<i64, Vec<ChangeRow>>,
-    pub alerts: HashMap<i64, Vec<Alert>>,
+    /// Trial id → its organization, by the trials report.
+    pub trial_orgs: HashMap<i64, i64>,
     /// (organization, metric) → (day number, used), oldest first.
     pub history: HashMap<(i64, String), Vec<(i64, f64)>>,
     /// The first day the mirror holds data for, when it is inside the 90 days.
@@ -77,10 +70,10 @@ pub fn read(
     let mut extra = Extra {
         members: members(&conn, opts.redact_pii)?,
         changes: change_log(&conn, opts, &owner)?,
-        alerts: alerts(&conn, opts.as_of, &owner)?,
         ..Extra::default()
     };
     history(opts, frames, &conn, &mut extra)?;
+    extra.trial_orgs = owner.trials;
     Ok(extra)
 }
 
@@ -197,65 +190,6 @@ impl Owners {
             "trial" => self.trials.get(&id.parse().ok()?).copied(),
             _ => None,
         }
-    }
-}
-
-/// The alert conditions that have held for the organization up to the as-of day
-/// (`alert_state`, whichever destination the events went to): its entitlement
-/// thresholds, and its trials' conditions. Said without personal data.
-fn alerts(
-    conn: &Connection,
-    as_of: NaiveDate,
-    owner: &Owners,
-) -> Result<HashMap<i64, Vec<Alert>>, ReportError> {
-    let err = query_err("alerts");
-    let mut stmt = conn
-        .prepare(
-            "SELECT key, kind, active, crossings, since FROM main.alert_state \
-             WHERE since <= ?1 ORDER BY since, key",
-        )
-        .map_err(&err)?;
-    let day = as_of.format("%Y-%m-%d").to_string();
-    let rows = stmt
-        .query_map([day], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, bool>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, String>(4)?,
-            ))
-        })
-        .map_err(&err)?;
-    let mut out: HashMap<i64, Vec<Alert>> = HashMap::new();
-    for row in rows {
-        let (key, kind, active, crossings, since) = row.map_err(&err)?;
-        let Some((org, what)) = condition(&key, owner) else {
-            continue;
-        };
-        let state = if active { "holds" } else { "no longer holds" };
-        out.entry(org).or_default().push(Alert {
-            at: since,
-            kind,
-            text: format!("{what}; {state} (crossings: {crossings})"),
-        });
-    }
-    Ok(out)
-}
-
-/// The organization an alert condition's key names, and the condition in words.
-fn condition(key: &str, owner: &Owners) -> Option<(i64, String)> {
-    let parts: Vec<&str> = key.split('/').collect();
-    match parts.as_slice() {
-        ["entitlement.threshold", org, metric, pct] => Some((
-            org.parse().ok()?,
-            format!("{} at {pct} % of its limit", metric_label(metric)),
-        )),
-        [kind, trial] if kind.starts_with("trial.") => {
-            let org = owner.trials.get(&trial.parse().ok()?)?;
-            Some((*org, format!("trial {trial}: {kind}")))
-        }
-        _ => None,
     }
 }
 

@@ -5,8 +5,9 @@
 
 use crate::file_mode::FileMode;
 use crate::output::AtomicFile;
+use crate::render::WrittenFile;
+use crate::report::Format;
 use crate::report::error::{ReportError, pl};
-use crate::report::{Format, WrittenFile};
 use polars::prelude::{
     BooleanType, ChunkedArray, DataFrame, DataType, Float64Type, Int64Type, PolarsDataType,
     StaticArray, StringType,
@@ -163,7 +164,7 @@ pub fn write_report(
 }
 
 /// The HTML page and the workbook are one file for the whole run
-/// ([`crate::report::html::write`], [`crate::report::xlsx::write`]), not a file per
+/// ([`crate::render::html::write`], [`crate::render::xlsx::write`]), not a file per
 /// report; `run` never asks for them here.
 fn per_run_only(path: &Path, format: Format) -> ReportError {
     ReportError::Io {

@@ -3,16 +3,20 @@
 //! last 90 days, its trials, projects, members, changes and alerts on one screen.
 //! Self-contained like `index.html` (inline styles and SVG, no scripts), linked from
 //! it, and built from the run's report tables (already pseudonymized with
-//! `--redact-pii`) plus what `reads` takes from the mirror.
+//! `--redact-pii`), plus what the engine reads for them (`report::org_facts`) and
+//! the alert conditions that held (`alerts::held`).
 
 mod chart;
 mod data;
 mod page;
-mod reads;
 
 use super::PageInfo;
-use crate::report::write::write_bytes;
-use crate::report::{Format, ReportError, ReportOptions, WrittenFile};
+use crate::alerts::held::{self, Held};
+use crate::render::WrittenFile;
+use crate::render::files::write_bytes;
+use crate::report::error::SqlSite;
+use crate::report::org_facts;
+use crate::report::{Format, ReportError, ReportOptions};
 use data::{
     LIMITS, LIMITS_CARRY, MetricFacts, Org, PROJECTS, PROJECTS_CARRY, TRIALS, TRIALS_CARRY, Table,
 };
@@ -47,7 +51,8 @@ struct Inputs<'a> {
     projects: Table,
     trials: Table,
     facts: HashMap<i64, Vec<MetricFacts>>,
-    extra: reads::Extra,
+    extra: org_facts::Extra,
+    alerts: HashMap<i64, Vec<Held>>,
 }
 
 /// Writes every organization's page into `<dir>/orgs/`; without the `entitlements`
@@ -61,6 +66,8 @@ pub fn write_all(
     let Some(entitlements) = frames.get("entitlements") else {
         return Ok(Vec::new());
     };
+    let extra = org_facts::read(opts, frames)?;
+    let alerts = held(opts, &extra)?;
     let inputs = Inputs {
         info,
         limits: Table::of("entitlements", Some(entitlements), LIMITS, LIMITS_CARRY)?,
@@ -72,7 +79,8 @@ pub fn write_all(
         )?,
         trials: Table::of("trials", frames.get("trials"), TRIALS, TRIALS_CARRY)?,
         facts: data::metric_facts(entitlements)?,
-        extra: reads::read(opts, frames)?,
+        extra,
+        alerts,
     };
     let folder = dir.join(DIR);
     opts.file_mode
@@ -106,7 +114,7 @@ fn write_one(
         }),
         members: of_org(&extra.members, org.id),
         changes: of_org(&extra.changes, org.id),
-        alerts: of_org(&extra.alerts, org.id),
+        alerts: of_org(&inputs.alerts, org.id),
     });
     let path = folder.join(format!("{}.html", org.id));
     let (sha256, bytes) = write_bytes(&path, text.as_bytes(), opts.file_mode)?;
@@ -117,6 +125,20 @@ fn write_one(
         rows: inputs.limits.of_org(org.id).len(),
         bytes,
         sha256,
+    })
+}
+
+/// The alert conditions that held up to the as-of day, by organization.
+fn held(
+    opts: &ReportOptions,
+    extra: &org_facts::Extra,
+) -> Result<HashMap<i64, Vec<Held>>, ReportError> {
+    let conn = crate::mirror::open_ro(&opts.db)?;
+    held::by_organization(&conn, opts.as_of, &extra.trial_orgs).map_err(|cause| {
+        ReportError::Query {
+            site: SqlSite::boxed("organization pages", "the mirror", "alert conditions"),
+            cause,
+        }
     })
 }
 

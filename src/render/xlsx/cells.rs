@@ -76,7 +76,7 @@ pub fn float_as_text(f: f64) -> Option<String> {
     if f.fract() != 0.0 || !f.is_finite() {
         return None;
     }
-    match crate::report::write::integral(f) {
+    match crate::render::files::integral(f) {
         Some(n) if fits_excel(n) => None,
         Some(n) => Some(n.to_string()),
         None => Some(format!("{f}")),

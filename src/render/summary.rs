@@ -3,7 +3,7 @@
 //! [`crate::report::attention`]) and the top compute users of the last 30 days.
 
 use crate::calendar::day_of;
-use crate::report::ReportOutcome;
+use crate::render::ReportOutcome;
 use crate::report::attention::{Attention, exhaustion_text};
 use crate::report::compute_trends::TopUser;
 use crate::report::units::{hours, metric_label};

@@ -10,9 +10,10 @@ mod data;
 pub(crate) mod org;
 mod page;
 
+use crate::render::WrittenFile;
+use crate::render::files::write_bytes;
 use crate::report::attention::Attention;
-use crate::report::write::write_bytes;
-use crate::report::{Format, ReportError, Thresholds, WrittenFile};
+use crate::report::{Format, ReportError, Thresholds};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
 use std::collections::BTreeMap;

@@ -10,10 +10,11 @@ mod cells;
 mod formats;
 mod sheet;
 
+use crate::render::WrittenFile;
+use crate::render::files::{cells as prepared_cells, prepare, write_bytes};
+use crate::render::html::PageInfo;
 use crate::report::attention::Attention;
-use crate::report::html::PageInfo;
-use crate::report::write::{cells as prepared_cells, prepare, write_bytes};
-use crate::report::{Format, ReportError, WrittenFile};
+use crate::report::{Format, ReportError};
 use chrono::NaiveDate;
 use formats::Formats;
 use polars::prelude::DataFrame;

@@ -4,7 +4,7 @@
 
 use super::cells::{self, TextKind, Unit};
 use super::formats::Formats;
-use crate::report::write::Cells;
+use crate::render::files::Cells;
 use polars::prelude::StaticArray;
 use rust_xlsxwriter::{Format, Note, Workbook, Worksheet, XlsxError};
 
