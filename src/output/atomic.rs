@@ -111,6 +111,15 @@ impl Write for AtomicFile {
     }
 }
 
+/// The hex SHA-256 and size of a file another writer wrote (a zip writer that
+/// seeks cannot be hashed while it writes).
+pub(crate) fn hash_file(path: &Path) -> std::io::Result<(String, u64)> {
+    let mut hashing = HashingWriter::new(std::io::sink());
+    std::io::copy(&mut std::fs::File::open(path)?, &mut hashing)?;
+    let (_, sha256, bytes) = hashing.finish();
+    Ok((sha256, bytes))
+}
+
 /// Writes finished bytes through a temporary name; returns the hex SHA-256 and size.
 pub(crate) fn write_bytes(
     path: &Path,

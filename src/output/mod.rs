@@ -10,6 +10,6 @@ pub mod destination;
 pub(crate) mod parquet;
 pub mod store;
 
-pub(crate) use atomic::{AtomicFile, write_bytes, write_json};
+pub(crate) use atomic::{AtomicFile, hash_file, write_bytes, write_json};
 pub use destination::{Destination, DestinationError, StoreUrl};
 pub use store::{Published, Store, StoreError};

@@ -1,4 +1,5 @@
-//! Parquet files through polars' writer: zstd, statistics, one row group per chunk.
+//! Parquet files through polars' writer: zstd, statistics, one row group per chunk
+//! (a table's chunk for `export`, a batch of rows for a report).
 //! Every file is an [`AtomicFile`] (temporary name, hashed while written, renamed
 //! into place), the same as the report files.
 
@@ -8,10 +9,9 @@ use polars::prelude::{DataFrame, DataType, IntoColumn, PolarsResult, Schema};
 use polars_io::parquet::write::{
     BatchedWriter, ParquetCompression, ParquetWriter, StatisticsOptions,
 };
-use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 /// The writer every Parquet file of orgledger uses.
 fn writer<W: Write>(out: W) -> ParquetWriter<W> {
@@ -20,9 +20,8 @@ fn writer<W: Write>(out: W) -> ParquetWriter<W> {
         .with_statistics(StatisticsOptions::default())
 }
 
-/// Writes a whole frame (a report) as one Parquet file. Columns with no type at all
-/// (only nulls) are written as text.
-pub fn write_frame<W: Write>(out: W, df: &DataFrame) -> PolarsResult<()> {
+/// A batch as Parquet takes it: columns with no type at all (only nulls) as text.
+pub fn typed(df: &DataFrame) -> PolarsResult<DataFrame> {
     let mut df = df.clone();
     let untyped: Vec<String> = df
         .columns()
@@ -34,27 +33,36 @@ pub fn write_frame<W: Write>(out: W, df: &DataFrame) -> PolarsResult<()> {
         let text = df.column(&name)?.cast(&DataType::String)?;
         df.replace(&name, text)?;
     }
-    writer(out).finish(&mut df).map(drop)
+    Ok(df)
 }
 
 /// The file a [`BatchedWriter`] writes into: shared with the part that owns it, so
-/// the part can commit the file once polars has written the footer.
-struct Sink(Rc<RefCell<AtomicFile>>);
+/// the part can commit the file once polars has written the footer (a report's
+/// part moves between the report threads, hence the mutex).
+struct Sink(Arc<Mutex<AtomicFile>>);
+
+impl Sink {
+    fn file(&self) -> std::io::Result<std::sync::MutexGuard<'_, AtomicFile>> {
+        self.0
+            .lock()
+            .map_err(|_| std::io::Error::other("a Parquet writer panicked"))
+    }
+}
 
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().write(buf)
+        self.file()?.write(buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.0.borrow_mut().flush()
+        self.file()?.flush()
     }
 }
 
 /// One Parquet file being written, chunk by chunk.
 pub struct Part {
     path: PathBuf,
-    file: Rc<RefCell<AtomicFile>>,
+    file: Arc<Mutex<AtomicFile>>,
     writer: BatchedWriter<Sink>,
     rows: usize,
 }
@@ -86,7 +94,7 @@ impl Part {
         if let Some(dir) = path.parent() {
             mode.create_dir_all(dir).map_err(io)?;
         }
-        let file = Rc::new(RefCell::new(AtomicFile::create(path, mode).map_err(io)?));
+        let file = Arc::new(Mutex::new(AtomicFile::create(path, mode).map_err(io)?));
         let writer = writer(Sink(file.clone()))
             .batched(schema)
             .map_err(|e| PartError::Polars(path.to_path_buf(), e))?;
@@ -118,14 +126,16 @@ impl Part {
             .finish()
             .map_err(|e| PartError::Polars(path.clone(), e))?;
         drop(writer);
-        let file = Rc::try_unwrap(file)
-            .map_err(|_| {
-                PartError::Io(
-                    path.clone(),
-                    std::io::Error::other("the Parquet writer still holds the file"),
-                )
-            })?
-            .into_inner();
+        let held = || {
+            PartError::Io(
+                path.clone(),
+                std::io::Error::other("the Parquet writer still holds the file"),
+            )
+        };
+        let file = Arc::try_unwrap(file)
+            .map_err(|_| held())?
+            .into_inner()
+            .map_err(|_| held())?;
         let (sha256, bytes) = file.commit().map_err(|e| PartError::Io(path.clone(), e))?;
         Ok(Finished {
             path,

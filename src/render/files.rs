@@ -1,13 +1,15 @@
 //! Writing reports: `<name>.csv`, `<name>.json` (an array of row objects with typed
 //! values), `<name>.parquet` and `manifest.json` (the HTML page is `html/`; it writes
-//! through [`write_bytes`]). Every file goes through [`crate::output::AtomicFile`]:
-//! whole or not at all, hashed while written.
+//! through [`write_bytes`]). A report's files are written a batch at a time as the
+//! engine hands its rows over ([`ReportFiles`]), so no file is held in memory and
+//! no report whole. Every file goes through [`crate::output::AtomicFile`]: whole or
+//! not at all, hashed while written.
 
 use crate::file_mode::FileMode;
 use crate::output::AtomicFile;
 use crate::render::WrittenFile;
-use crate::report::Format;
 use crate::report::error::{ReportError, pl};
+use crate::report::{Format, Sink};
 use polars::prelude::{
     BooleanType, ChunkedArray, DataFrame, DataType, Float64Type, Int64Type, PolarsDataType,
     StaticArray, StringType,
@@ -92,24 +94,219 @@ fn single<T: PolarsDataType>(column: &ChunkedArray<T>) -> Option<&T::Array> {
     column.downcast_get(0)
 }
 
-/// Writes a file through a temporary name ([`AtomicFile`]): `body` writes the
-/// content, then the file is flushed and renamed. Returns the hex SHA-256 and the size.
-fn write_atomic<E>(
-    path: &Path,
-    mode: FileMode,
-    body: impl FnOnce(&mut AtomicFile) -> Result<(), E>,
-    wrap: impl Fn(E) -> ReportError,
-) -> Result<(String, u64), ReportError> {
-    let io = |source| ReportError::Io {
-        path: path.to_path_buf(),
-        cause: source,
-    };
-    let mut file = AtomicFile::create(path, mode).map_err(io)?;
-    body(&mut file).map_err(wrap)?;
-    file.commit().map_err(io)
+/// One report's files, written batch by batch as the engine hands them over
+/// ([`Sink`]): a CSV, JSON or Parquet file per format asked for, and its sheets
+/// when the run writes a workbook. Each file has a temporary name until
+/// [`ReportFiles::finish`] renames it into place; dropped unfinished, it leaves
+/// nothing.
+pub(crate) struct ReportFiles {
+    report: String,
+    outs: Vec<Out>,
+    sheets: Option<SheetsOf>,
 }
 
-/// Writes one report in one format into `dir`, the file with `mode`.
+/// The sheets of one report and the workbook they go to.
+struct SheetsOf {
+    book: std::sync::Arc<crate::render::xlsx::Book>,
+    sheets: crate::render::xlsx::ReportSheets,
+}
+
+/// One file being written.
+enum Out {
+    Csv(PathBuf, Box<csv::Writer<AtomicFile>>, bool),
+    Json(PathBuf, Box<JsonOut>),
+    Parquet(PathBuf, FileMode, Option<Box<crate::output::parquet::Part>>),
+}
+
+impl ReportFiles {
+    /// Creates the files of `report` in `formats` (per-report formats only) in `dir`;
+    /// with `book`, its rows also go to the run's workbook.
+    pub(crate) fn create(
+        dir: &Path,
+        report: &str,
+        formats: &[Format],
+        mode: FileMode,
+        book: Option<std::sync::Arc<crate::render::xlsx::Book>>,
+    ) -> Result<ReportFiles, ReportError> {
+        let outs = formats
+            .iter()
+            .map(|&format| {
+                let path = dir.join(format!("{report}.{}", format.extension()));
+                let io = |cause| ReportError::Io {
+                    path: path.clone(),
+                    cause,
+                };
+                Ok(match format {
+                    Format::Csv => {
+                        let file = AtomicFile::create(&path, mode).map_err(io)?;
+                        let w = csv::WriterBuilder::new()
+                            .buffer_capacity(64 * 1024)
+                            .from_writer(file);
+                        Out::Csv(path, Box::new(w), false)
+                    }
+                    Format::Json => {
+                        let file = AtomicFile::create(&path, mode).map_err(io)?;
+                        Out::Json(path, Box::new(JsonOut::new(file)))
+                    }
+                    Format::Parquet => Out::Parquet(path, mode, None),
+                    Format::Html | Format::Xlsx => return Err(per_run_only(&path, format)),
+                })
+            })
+            .collect::<Result<_, ReportError>>()?;
+        let sheets = book.map(|book| SheetsOf {
+            sheets: crate::render::xlsx::ReportSheets::new(report),
+            book,
+        });
+        Ok(ReportFiles {
+            report: report.to_string(),
+            outs,
+            sheets,
+        })
+    }
+
+    /// Renames every file into place; `rows` is the report's row count. Returns the
+    /// files written (in the order of the formats) and the report's sheets.
+    pub(crate) fn finish(
+        self,
+        rows: usize,
+    ) -> Result<(Vec<WrittenFile>, Option<crate::render::xlsx::Finished>), ReportError> {
+        let report = self.report;
+        let files = self
+            .outs
+            .into_iter()
+            .map(|out| {
+                let (path, format) = (out.path().to_path_buf(), out.format());
+                let (sha256, bytes) = out.commit(&report)?;
+                Ok(WrittenFile {
+                    report: report.clone(),
+                    format,
+                    path,
+                    rows,
+                    bytes,
+                    sha256,
+                })
+            })
+            .collect::<Result<Vec<_>, ReportError>>()?;
+        let sheets = self.sheets.map(|s| s.sheets.finish(&s.book)).transpose()?;
+        Ok((files, sheets))
+    }
+}
+
+/// Batches at least this large go to their files on a thread per file (writing
+/// `compute_trends`' CSV and JSON side by side); smaller ones one file after another.
+const PARALLEL_ABOVE: usize = 10_000;
+
+impl Sink for ReportFiles {
+    fn rows(&mut self, batch: &DataFrame) -> Result<(), ReportError> {
+        let report = self.report.as_str();
+        let prepared = prepare(report, batch)?;
+        let cols = cells(report, &prepared)?;
+        let rows = batch.height();
+        let table = (prepared.names.as_slice(), cols.as_slice(), rows);
+        if self.outs.len() < 2 || rows < PARALLEL_ABOVE {
+            for out in &mut self.outs {
+                out.rows(report, batch, table)?;
+            }
+        } else {
+            std::thread::scope(|scope| {
+                let writing: Vec<_> = self
+                    .outs
+                    .iter_mut()
+                    .map(|out| scope.spawn(move || out.rows(report, batch, table)))
+                    .collect();
+                writing
+                    .into_iter()
+                    .try_for_each(|w| crate::report::error::unpanicked(report, w.join()))
+            })?;
+        }
+        if let Some(s) = &mut self.sheets {
+            s.sheets.rows(&s.book, table)?;
+        }
+        Ok(())
+    }
+}
+
+/// A batch as the writers read it: column names, cells, rows.
+pub(crate) type Table<'a> = (&'a [String], &'a [Cells<'a>], usize);
+
+impl Out {
+    fn path(&self) -> &Path {
+        match self {
+            Out::Csv(path, ..) | Out::Json(path, _) | Out::Parquet(path, ..) => path,
+        }
+    }
+
+    fn format(&self) -> Format {
+        match self {
+            Out::Csv(..) => Format::Csv,
+            Out::Json(..) => Format::Json,
+            Out::Parquet(..) => Format::Parquet,
+        }
+    }
+
+    fn rows(
+        &mut self,
+        report: &str,
+        batch: &DataFrame,
+        table: Table<'_>,
+    ) -> Result<(), ReportError> {
+        match self {
+            Out::Csv(path, w, header) => write_csv(w, !std::mem::replace(header, true), table)
+                .map_err(|cause| ReportError::Csv {
+                    path: path.clone(),
+                    cause,
+                }),
+            Out::Json(path, json) => json.rows(table).map_err(|cause| ReportError::Json {
+                path: path.clone(),
+                cause,
+            }),
+            Out::Parquet(path, mode, part) => {
+                let batch = crate::output::parquet::typed(batch)
+                    .map_err(pl(report, "preparing a batch for Parquet"))?;
+                if part.is_none() {
+                    let created = crate::output::parquet::Part::create(path, batch.schema(), *mode);
+                    *part = Some(Box::new(created.map_err(|e| parquet_err(report, e))?));
+                }
+                match part {
+                    Some(part) => part.write(&batch).map_err(|e| parquet_err(report, e)),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Finishes the file and renames it into place: its hex SHA-256 and size.
+    fn commit(self, report: &str) -> Result<(String, u64), ReportError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |cause| ReportError::Io { path, cause }
+        };
+        match self {
+            Out::Csv(path, w, _) => {
+                let file = w.into_inner().map_err(|e| io(&path)(e.into_error()))?;
+                file.commit().map_err(io(&path))
+            }
+            Out::Json(path, json) => json.finish().map_err(io(&path)),
+            Out::Parquet(path, _, part) => match part {
+                Some(part) => {
+                    let done = part.finish().map_err(|e| parquet_err(report, e))?;
+                    Ok((done.sha256, done.bytes))
+                }
+                None => Err(io(&path)(std::io::Error::other("no rows were handed over"))),
+            },
+        }
+    }
+}
+
+fn parquet_err(report: &str, e: crate::output::parquet::PartError) -> ReportError {
+    match e {
+        crate::output::parquet::PartError::Io(path, cause) => ReportError::Io { path, cause },
+        crate::output::parquet::PartError::Polars(_, cause) => pl(report, "writing Parquet")(cause),
+    }
+}
+
+/// Writes one report in one format into `dir`, the file with `mode`: the whole
+/// table as one batch, through the same writers as a run's.
 pub fn write_report(
     dir: &Path,
     report: &str,
@@ -117,50 +314,13 @@ pub fn write_report(
     format: Format,
     mode: FileMode,
 ) -> Result<WrittenFile, ReportError> {
-    let path = dir.join(format!("{report}.{}", format.extension()));
-    let rows = df.height();
-    let (sha256, bytes) = match format {
-        Format::Csv | Format::Json => {
-            let prepared = prepare(report, df)?;
-            let cols = cells(report, &prepared)?;
-            if format == Format::Csv {
-                write_atomic(
-                    &path,
-                    mode,
-                    |out| write_csv(out, &prepared.names, &cols, rows),
-                    |source| ReportError::Csv {
-                        path: path.clone(),
-                        cause: source,
-                    },
-                )?
-            } else {
-                write_atomic(
-                    &path,
-                    mode,
-                    |out| write_json(out, &prepared.names, &cols, rows),
-                    |source| ReportError::Json {
-                        path: path.clone(),
-                        cause: source,
-                    },
-                )?
-            }
-        }
-        Format::Parquet => write_atomic(
-            &path,
-            mode,
-            |out| crate::output::parquet::write_frame(out, df),
-            |cause| pl(report, "writing Parquet")(cause),
-        )?,
-        Format::Html | Format::Xlsx => return Err(per_run_only(&path, format)),
-    };
-    Ok(WrittenFile {
-        report: report.to_string(),
-        format,
-        path,
-        rows,
-        bytes,
-        sha256,
-    })
+    let mut files = ReportFiles::create(dir, report, &[format], mode, None)?;
+    files.rows(df)?;
+    let (written, _) = files.finish(df.height())?;
+    written
+        .into_iter()
+        .next()
+        .ok_or_else(|| per_run_only(&dir.join(report), format))
 }
 
 /// The HTML page and the workbook are one file for the whole run
@@ -191,16 +351,15 @@ pub fn write_bytes(
     })
 }
 
+/// Appends a batch's rows to a CSV file, after the header line when `header`.
 fn write_csv<W: Write>(
-    out: W,
-    names: &[String],
-    cols: &[Cells<'_>],
-    rows: usize,
+    w: &mut csv::Writer<W>,
+    header: bool,
+    (names, cols, rows): Table<'_>,
 ) -> Result<(), csv::Error> {
-    let mut w = csv::WriterBuilder::new()
-        .buffer_capacity(64 * 1024)
-        .from_writer(out);
-    w.write_record(names)?;
+    if header {
+        w.write_record(names)?;
+    }
     let mut field: Vec<u8> = Vec::new();
     let mut digits = itoa::Buffer::new();
     for r in 0..rows {
@@ -239,7 +398,6 @@ fn write_csv<W: Write>(
         }
         w.write_record(None::<&[u8]>)?;
     }
-    w.flush()?;
     Ok(())
 }
 
@@ -268,58 +426,96 @@ fn write_json_float<W: Write>(
     }
 }
 
-fn write_json<W: Write>(
-    mut out: W,
-    names: &[String],
-    cols: &[Cells<'_>],
+/// A JSON file being written: an array of row objects, a batch at a time.
+struct JsonOut {
+    out: AtomicFile,
+    /// The keys of the row objects, as JSON strings (from the first batch).
+    keys: Option<Vec<String>>,
     rows: usize,
-) -> Result<(), serde_json::Error> {
-    let keys: Vec<String> = names
-        .iter()
-        .map(serde_json::to_string)
-        .collect::<Result<_, _>>()?;
-    let io = serde_json::Error::io;
-    out.write_all(b"[").map_err(io)?;
-    let mut digits = itoa::Buffer::new();
-    // A row is put together in memory and written at once: written piece by piece
-    // (six writes a cell) to the buffered file, the calls cost more than the
-    // formatting.
-    let mut line: Vec<u8> = Vec::with_capacity(1024);
-    for r in 0..rows {
-        line.clear();
-        line.extend_from_slice(if r == 0 { b"\n{" } else { b",\n{" });
-        for (c, col) in cols.iter().enumerate() {
-            if c > 0 {
-                line.push(b',');
-            }
-            line.extend_from_slice(keys[c].as_bytes());
-            line.push(b':');
-            match col {
-                Cells::Int(v) => match v.get(r) {
-                    Some(n) => line.extend_from_slice(digits.format(n).as_bytes()),
-                    None => line.extend_from_slice(b"null"),
-                },
-                Cells::Float(v) => match v.get(r).filter(|f| f.is_finite()) {
-                    Some(f) => write_json_float(&mut line, f, &mut digits)?,
-                    None => line.extend_from_slice(b"null"),
-                },
-                Cells::Bool(v) => match v.get(r) {
-                    Some(b) => line.extend_from_slice(if b { b"true" } else { b"false" }),
-                    None => line.extend_from_slice(b"null"),
-                },
-                Cells::Str(v) => match v.get(r) {
-                    Some(s) => serde_json::to_writer(&mut line, s)?,
-                    None => line.extend_from_slice(b"null"),
-                },
-                Cells::Null => line.extend_from_slice(b"null"),
-            }
+    digits: itoa::Buffer,
+    /// A row is put together here and written at once: written piece by piece (six
+    /// writes a cell) to the buffered file, the calls cost more than the formatting.
+    line: Vec<u8>,
+}
+
+impl JsonOut {
+    fn new(out: AtomicFile) -> JsonOut {
+        JsonOut {
+            out,
+            keys: None,
+            rows: 0,
+            digits: itoa::Buffer::new(),
+            line: Vec::with_capacity(1024),
         }
-        line.push(b'}');
-        out.write_all(&line).map_err(io)?;
     }
-    out.write_all(if rows == 0 { b"]\n" } else { b"\n]\n" })
-        .map_err(io)?;
-    out.flush().map_err(io)?;
+
+    fn rows(&mut self, (names, cols, rows): Table<'_>) -> Result<(), serde_json::Error> {
+        let io = serde_json::Error::io;
+        if self.keys.is_none() {
+            let keys = names
+                .iter()
+                .map(serde_json::to_string)
+                .collect::<Result<_, _>>()?;
+            self.keys = Some(keys);
+            self.out.write_all(b"[").map_err(io)?;
+        }
+        let keys = self.keys.as_deref().unwrap_or_default();
+        let (line, digits) = (&mut self.line, &mut self.digits);
+        for r in 0..rows {
+            line.clear();
+            line.extend_from_slice(if self.rows == 0 { b"\n{" } else { b",\n{" });
+            self.rows += 1;
+            for (c, col) in cols.iter().enumerate() {
+                if c > 0 {
+                    line.push(b',');
+                }
+                line.extend_from_slice(keys[c].as_bytes());
+                line.push(b':');
+                json_cell(line, col, r, digits)?;
+            }
+            line.push(b'}');
+            self.out.write_all(line).map_err(io)?;
+        }
+        Ok(())
+    }
+
+    /// Closes the array and renames the file into place.
+    fn finish(mut self) -> std::io::Result<(String, u64)> {
+        if self.keys.is_none() {
+            self.out.write_all(b"[")?;
+        }
+        self.out
+            .write_all(if self.rows == 0 { b"]\n" } else { b"\n]\n" })?;
+        self.out.commit()
+    }
+}
+
+/// One cell as JSON: numbers as numbers, unknown as null.
+fn json_cell(
+    line: &mut Vec<u8>,
+    col: &Cells<'_>,
+    r: usize,
+    digits: &mut itoa::Buffer,
+) -> Result<(), serde_json::Error> {
+    match col {
+        Cells::Int(v) => match v.get(r) {
+            Some(n) => line.extend_from_slice(digits.format(n).as_bytes()),
+            None => line.extend_from_slice(b"null"),
+        },
+        Cells::Float(v) => match v.get(r).filter(|f| f.is_finite()) {
+            Some(f) => write_json_float(line, f, digits)?,
+            None => line.extend_from_slice(b"null"),
+        },
+        Cells::Bool(v) => match v.get(r) {
+            Some(b) => line.extend_from_slice(if b { b"true" } else { b"false" }),
+            None => line.extend_from_slice(b"null"),
+        },
+        Cells::Str(v) => match v.get(r) {
+            Some(s) => serde_json::to_writer(&mut *line, s)?,
+            None => line.extend_from_slice(b"null"),
+        },
+        Cells::Null => line.extend_from_slice(b"null"),
+    }
     Ok(())
 }
 

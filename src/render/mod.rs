@@ -16,12 +16,12 @@ mod tests;
 
 pub use summary::summary;
 
-use crate::file_mode::FileMode;
-use crate::report::{Format, Plan, ReportError, ReportOptions, attention, compute_trends, error};
+use crate::report::{Format, Kept, Plan, ReportError, ReportOptions, attention, compute_trends};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// One file written.
 #[derive(Debug, Clone)]
@@ -63,12 +63,14 @@ pub struct ReportOutcome {
     pub pages: Vec<WrittenFile>,
     /// `manifest.json`.
     pub manifest: PathBuf,
-    /// Each report's table (pseudonymized when `redact_pii`).
+    /// The tables the run keeps whole (pseudonymized when `redact_pii`): every
+    /// report but `compute_trends`, whose rows went to its files batch by batch.
     pub frames: BTreeMap<String, DataFrame>,
     /// The rows that need action, read from `frames` once (the summary and the HTML
     /// page both show these).
     pub attention: attention::Attention,
-    /// The top compute users of the last 30 days, when `compute_trends` was built.
+    /// The top compute users of the last 30 days (the first ten), when
+    /// `compute_trends` was built.
     pub top_users: Option<Vec<compute_trends::TopUser>>,
 }
 
@@ -110,19 +112,35 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
             cause: source,
         })?;
 
-    let built = plan.build(|name, df| write_formats(&dir, name, df, &formats, opts.file_mode))?;
+    let book = match per_run.contains(&Format::Xlsx) {
+        true => Some(Arc::new(xlsx::Book::new(&dir, opts.as_of)?)),
+        false => None,
+    };
+    let built = plan.build(|name| {
+        files::ReportFiles::create(&dir, name, &formats, opts.file_mode, book.clone())
+    })?;
 
     let mut files = Vec::new();
+    let mut sheets = Vec::new();
     let mut frames = BTreeMap::new();
-    for (name, frame, written) in built {
+    let mut trends = None;
+    let mut incomplete = BTreeMap::new();
+    for b in built {
+        if let Some(rows) = b.incomplete {
+            incomplete.insert(b.name.clone(), rows);
+        }
+        let (written, report_sheets) = b.sink.finish(b.rows)?;
         files.extend(written);
-        frames.insert(name, frame);
+        sheets.extend(report_sheets);
+        match b.kept {
+            Kept::Table(df) => {
+                frames.insert(b.name, df);
+            }
+            Kept::Trends(digest) => trends = Some(*digest),
+        }
     }
-    let attention = attention::Attention::from_frames(&frames, opts.as_of)?;
-    let top_users = frames
-        .get("compute_trends")
-        .map(compute_trends::top_users)
-        .transpose()?;
+    let attention = attention::Attention::of_run(&frames, &incomplete, opts.as_of)?;
+    let top_users = trends.as_ref().map(|d| d.top_users().to_vec());
     let generated_at = crate::mirror::now_text();
     let info = html::PageInfo {
         as_of: opts.as_of,
@@ -133,13 +151,31 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
         thresholds: &opts.thresholds,
     };
     let mut pages = Vec::new();
-    // Built from `frames`, which `finish` has already pseudonymized.
+    let mut book = book.map(Arc::try_unwrap);
+    // Built from `frames` and `trends`, which the engine has already pseudonymized.
     for format in per_run {
         let file = match format {
-            Format::Xlsx => xlsx::write(&dir, &info, &frames, &attention, opts.file_mode)?,
+            Format::Xlsx => match book.take() {
+                Some(Ok(book)) => book.write(
+                    &info,
+                    std::mem::take(&mut sheets),
+                    &attention,
+                    opts.file_mode,
+                )?,
+                _ => {
+                    return Err(ReportError::Panicked {
+                        report: "workbook".to_string(),
+                    });
+                }
+            },
             _ => {
                 pages = html::org::write_all(opts, &info, &frames, &dir)?;
-                html::write(&dir, &info, &frames, &attention, &files, opts.file_mode)?
+                let shown = html::Shown {
+                    frames: &frames,
+                    trends: trends.as_ref(),
+                    attention: &attention,
+                };
+                html::write(&dir, &info, &shown, &files, opts.file_mode)?
             }
         };
         files.push(file);
@@ -191,31 +227,4 @@ fn output_formats(asked: &[Format]) -> (Vec<Format>, Vec<Format>) {
         }
     }
     (per_report, per_run)
-}
-
-/// Writes one report in every format; big reports write their formats in parallel.
-fn write_formats(
-    dir: &Path,
-    name: &str,
-    df: &DataFrame,
-    formats: &[Format],
-    mode: FileMode,
-) -> Result<Vec<WrittenFile>, ReportError> {
-    const PARALLEL_ABOVE: usize = 50_000;
-    if formats.len() < 2 || df.height() < PARALLEL_ABOVE {
-        return formats
-            .iter()
-            .map(|f| files::write_report(dir, name, df, *f, mode))
-            .collect();
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = formats
-            .iter()
-            .map(|f| scope.spawn(move || files::write_report(dir, name, df, *f, mode)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| error::unpanicked(name, h.join()))
-            .collect()
-    })
 }

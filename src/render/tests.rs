@@ -96,8 +96,8 @@ fn custom_sql_reports_and_shipped_reports_defined_by_the_build_alone() {
     let out = report(&mut m, "2025-03-31", &[]);
     assert_eq!(
         out.frames.len(),
-        7,
-        "five built-in reports and the custom one"
+        6,
+        "the built-in reports the run keeps (all but compute_trends) and the custom one"
     );
     let df = &out.frames["org_list"];
     assert_eq!(df.height(), 1);

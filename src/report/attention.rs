@@ -10,7 +10,7 @@ use crate::report::status::Status;
 use crate::report::tables::{ComputeTrends, Entitlements, ProjectCompute, Trials, UsageSummary};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A projected exhaustion further out than this many years is shown as "not within
 /// 10 years" (a date centuries away reads like a fact; it is a tiny rate).
@@ -170,9 +170,12 @@ pub struct Counts {
 }
 
 impl Attention {
-    /// Reads the finished frames of a run as of `as_of`.
-    pub fn from_frames(
+    /// Reads a run as of `as_of`: the tables it keeps, and the incomplete rows
+    /// gathered from every report that carries `complete` as its rows went out
+    /// ([`IncompleteRows`], by report).
+    pub fn of_run(
         frames: &BTreeMap<String, DataFrame>,
+        incomplete: &BTreeMap<String, Vec<Incomplete>>,
         as_of: NaiveDate,
     ) -> Result<Attention, ReportError> {
         Ok(Attention {
@@ -182,7 +185,7 @@ impl Attention {
                 .map(|df| trials(df, day_of(as_of)))
                 .transpose()?,
             projects: frames.get("project_compute").map(projects).transpose()?,
-            incomplete: incomplete(frames)?,
+            incomplete: in_report_order(incomplete),
         })
     }
 
@@ -328,42 +331,63 @@ fn projects(df: &DataFrame) -> Result<Vec<Project>, ReportError> {
     Ok(out)
 }
 
-/// The rows with `complete` false of every report that carries the column.
-fn incomplete(
-    frames: &BTreeMap<String, DataFrame>,
-) -> Result<Option<Vec<Incomplete>>, ReportError> {
-    let mut out: Vec<Incomplete> = Vec::new();
-    let mut any = false;
+/// The incomplete rows of every report that carries `complete`, in report order
+/// (None when none of them was built).
+fn in_report_order(by_report: &BTreeMap<String, Vec<Incomplete>>) -> Option<Vec<Incomplete>> {
     let carried = crate::report::registry::BUILTIN
         .iter()
         .filter(|b| b.completeness.is_some());
-    for report in carried.map(|b| b.name) {
-        let Some(df) = frames.get(report) else {
-            continue;
-        };
+    let mut any = false;
+    let mut out = Vec::new();
+    for list in carried.filter_map(|b| by_report.get(b.name)) {
         any = true;
-        let (complete, missing, what) = row_names(report, df)?;
-        let rows: Vec<usize> = (0..df.height())
-            .filter(|&r| complete[r] == Some(false))
-            .collect();
-        let mut seen: std::collections::HashMap<(String, &str), usize> = Default::default();
-        for r in rows {
-            let (what, missing) = (what(r), missing[r].unwrap_or(""));
-            match seen.get(&(what.clone(), missing)) {
-                Some(&k) => out[k].rows += 1,
+        out.extend(list.iter().cloned());
+    }
+    any.then_some(out)
+}
+
+/// The rows with `complete` false of one report, gathered batch by batch as they
+/// go out: the rows of one entity that lack the same input are one entry with
+/// their count, in the order first seen.
+pub struct IncompleteRows {
+    report: String,
+    entries: Vec<Incomplete>,
+    seen: HashMap<(String, String), usize>,
+}
+
+impl IncompleteRows {
+    pub fn new(report: &str) -> IncompleteRows {
+        IncompleteRows {
+            report: report.to_string(),
+            entries: Vec::new(),
+            seen: HashMap::new(),
+        }
+    }
+
+    /// Takes in one batch of the report's rows.
+    pub fn add(&mut self, df: &DataFrame) -> Result<(), ReportError> {
+        let (complete, missing, what) = row_names(&self.report, df)?;
+        for r in (0..df.height()).filter(|&r| complete[r] == Some(false)) {
+            let key = (what(r), missing[r].unwrap_or("").to_string());
+            match self.seen.get(&key) {
+                Some(&k) => self.entries[k].rows += 1,
                 None => {
-                    seen.insert((what.clone(), missing), out.len());
-                    out.push(Incomplete {
-                        report: report.to_string(),
-                        what,
-                        missing: missing.to_string(),
+                    self.seen.insert(key.clone(), self.entries.len());
+                    self.entries.push(Incomplete {
+                        report: self.report.clone(),
+                        what: key.0,
+                        missing: key.1,
                         rows: 1,
                     });
                 }
             }
         }
+        Ok(())
     }
-    Ok(any.then_some(out))
+
+    pub fn finish(self) -> Vec<Incomplete> {
+        self.entries
+    }
 }
 
 /// A report's `complete` and `missing` columns, and what a row is about as a person

@@ -219,6 +219,13 @@ pub enum ReportError {
         /// The report.
         report: String,
     },
+    /// A report stopped because the completeness its rows take could not be read;
+    /// the run reports that failure instead.
+    #[error("report {report} stopped: the completeness of its rows could not be read")]
+    NoCompleteness {
+        /// The report.
+        report: String,
+    },
 }
 
 /// The outcome of work run on another thread (or under `catch_unwind`), with a panic

@@ -15,6 +15,7 @@
 //! with its own read-only connection (SQLite reads are single-threaded per connection).
 
 pub(crate) mod attention;
+pub mod batches;
 pub mod changes;
 pub(crate) mod cols;
 pub(crate) mod completeness;
@@ -40,6 +41,7 @@ mod explain;
 #[cfg(test)]
 pub(crate) mod testkit;
 
+pub use batches::{Kept, Sink};
 pub use compute_trends::TopUser;
 pub use error::ReportError;
 
@@ -49,7 +51,7 @@ use chrono::NaiveDate;
 use frame::Kind;
 use polars::prelude::DataFrame;
 use rayon::prelude::*;
-use registry::Builtin;
+use registry::{Build, Builtin};
 use rusqlite::Connection;
 use rusqlite::types::Value;
 use sql::Extract;
@@ -268,9 +270,16 @@ pub struct Plan<'a> {
     pub run: Option<(i64, String)>,
 }
 
-/// One built report: its name, its table (completeness columns and pseudonyms
-/// attached) and what [`Plan::build`]'s `each` made of it.
-pub type Built<T> = (String, DataFrame, T);
+/// One built report: its name, its sink (handed back for the renderer to finish),
+/// what the run keeps of it, its rows, and its incomplete rows when it carries
+/// `complete`.
+pub struct Built<S> {
+    pub name: String,
+    pub sink: S,
+    pub kept: Kept,
+    pub rows: usize,
+    pub incomplete: Option<Vec<attention::Incomplete>>,
+}
 
 impl<'a> Plan<'a> {
     /// Resolves and checks the run `opts` asks for; reads nothing of the reports yet.
@@ -295,22 +304,26 @@ impl<'a> Plan<'a> {
         })
     }
 
-    /// Builds every report and hands each finished table to `each` on the report
-    /// threads (a renderer writes its files there, while the other reports build);
-    /// results come back in the order asked.
-    pub fn build<T: Send>(
+    /// Builds every report on the report threads, each batch of its rows going to
+    /// the sink `open` gives for it as the job makes them (a renderer writes its
+    /// files there, while the other reports build); results come back in the order
+    /// asked.
+    pub fn build<S: Sink + Send>(
         self,
-        each: impl Fn(&str, &DataFrame) -> Result<T, ReportError> + Sync,
-    ) -> Result<Vec<Built<T>>, ReportError> {
-        build_all(self.opts, &self.jobs, &each, self.conn)
+        open: impl Fn(&str) -> Result<S, ReportError> + Sync,
+    ) -> Result<Vec<Built<S>>, ReportError> {
+        build_all(self.opts, &self.jobs, &open, self.conn)
     }
 }
 
-/// Builds reports without writing any file: the tables a run would render, for
-/// readers that want the figures themselves (alerts).
+/// Builds reports without writing any file: every table a run would render, whole,
+/// for readers that want the figures themselves (alerts, tests).
 pub(crate) fn frames(opts: &ReportOptions) -> Result<BTreeMap<String, DataFrame>, ReportError> {
-    let built = Plan::new(opts)?.build(|_, _| Ok(()))?;
-    Ok(built.into_iter().map(|(name, df, ())| (name, df)).collect())
+    let built = Plan::new(opts)?.build(|name| Ok(batches::Whole::new(name)))?;
+    Ok(built
+        .into_iter()
+        .map(|b| (b.name, b.sink.into_table()))
+        .collect())
 }
 
 /// The queries folder: the option, else `./queries` when it exists.
@@ -408,19 +421,18 @@ fn cost(job: &Job) -> u8 {
     job.builtin.map_or(u8::MAX, |b| b.cost)
 }
 
-/// Builds every job and hands each table to `each`; results come back in job order.
+/// Builds every job; results come back in job order.
 ///
 /// The jobs run on a pool of up to four threads, the heaviest first, each on a
 /// read-only connection of its own (SQLite reads are single-threaded per
 /// connection), while the completeness every built-in report's rows take is read
-/// once on `first_conn`. Then each report gets its completeness columns, its
-/// pseudonyms and goes to `each`, again in parallel.
-fn build_all<T: Send>(
+/// once on `first_conn`, on a thread of its own: a job's first batch waits for it.
+fn build_all<S: Sink + Send>(
     opts: &ReportOptions,
     jobs: &[Job],
-    each: &(impl Fn(&str, &DataFrame) -> Result<T, ReportError> + Sync),
+    open: &(impl Fn(&str) -> Result<S, ReportError> + Sync),
     first_conn: Connection,
-) -> Result<Vec<Built<T>>, ReportError> {
+) -> Result<Vec<Built<S>>, ReportError> {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| cost(&jobs[i]));
     let threads = std::thread::available_parallelism()
@@ -435,26 +447,72 @@ fn build_all<T: Send>(
             path: opts.db.clone(),
             cause: std::io::Error::other(format!("cannot start the report threads: {e}")),
         })?;
-    let (complete, frames) = pool.join(
-        move || completeness::Completeness::read(&first_conn, opts.as_of),
-        || {
+    let complete = batches::Shared::new();
+    let shared = &complete;
+    let (read, built) = std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            let read = guarded("completeness", || {
+                completeness::Completeness::read(&first_conn, opts.as_of)
+            });
+            let (kept, outcome) = match read {
+                Ok(c) => (Some(c), Ok(())),
+                Err(e) => (None, Err(e)),
+            };
+            // Set whatever happened: the jobs wait for it.
+            let _ = shared.set(kept);
+            outcome
+        });
+        let built = pool.install(|| {
             order
                 .par_iter()
                 .with_max_len(1)
-                .map(|&i| guarded(&jobs[i].name, || build_frame(opts, &jobs[i])).map(|df| (i, df)))
+                .map(|&i| {
+                    guarded(&jobs[i].name, || build_one(opts, &jobs[i], &complete, open))
+                        .map(|b| (i, b))
+                })
                 .collect::<Result<Vec<_>, _>>()
-        },
+        });
+        (error::unpanicked("completeness", reader.join()), built)
+    });
+    // A job stopped for want of the completeness says less than why it was missing.
+    read?;
+    let mut built = built?;
+    built.sort_by_key(|(i, _)| *i);
+    Ok(built.into_iter().map(|(_, b)| b).collect())
+}
+
+/// One job, its batches through to its sink, on a connection of its own.
+fn build_one<S: Sink>(
+    opts: &ReportOptions,
+    job: &Job,
+    complete: &batches::Shared,
+    open: &impl Fn(&str) -> Result<S, ReportError>,
+) -> Result<Built<S>, ReportError> {
+    let started = std::time::Instant::now();
+    let names = match opts.redact_pii {
+        true => Some((pii::Pseudonyms::of_mirror(&opts.db)?, job.builtin.is_none())),
+        false => None,
+    };
+    let build = job.builtin.map(|b| &b.build);
+    let mut out = batches::Finisher::new(&job.name, build, complete, names, open(&job.name)?)
+        .with_completeness(job.builtin.and_then(|b| b.completeness));
+    with_ctx_as_of(opts, &job.extract, opts.as_of, |ctx| match build {
+        Some(Build::Table(table)) => out.batch(table(ctx)?),
+        Some(Build::Batches(rows)) => rows(ctx, &mut |batch| out.batch(batch)),
+        None => out.batch(custom(ctx)?),
+    })?;
+    tracing::debug!(
+        report = %job.name,
+        rows = out.rows,
+        built_ms = started.elapsed().as_millis() as u64,
+        "report built"
     );
-    let (complete, mut frames) = (complete?, frames?);
-    frames.sort_by_key(|(i, _)| *i);
-    pool.install(|| {
-        frames
-            .into_par_iter()
-            .map(|(i, df)| {
-                let job = &jobs[i];
-                guarded(&job.name, || finish(opts, job, df, &complete, each))
-            })
-            .collect()
+    Ok(Built {
+        name: job.name.clone(),
+        sink: out.sink,
+        kept: out.kept,
+        rows: out.rows,
+        incomplete: out.incomplete.map(attention::IncompleteRows::finish),
     })
 }
 
@@ -494,41 +552,6 @@ pub(crate) fn with_ctx_as_of<T>(
         thresholds: &opts.thresholds,
         extract,
     })
-}
-
-/// A job's table, from a connection of its own.
-fn build_frame(opts: &ReportOptions, job: &Job) -> Result<DataFrame, ReportError> {
-    let started = std::time::Instant::now();
-    let df = with_ctx_as_of(opts, &job.extract, opts.as_of, |ctx| match job.builtin {
-        Some(builtin) => (builtin.build)(ctx),
-        None => custom(ctx),
-    })?;
-    tracing::debug!(
-        report = %job.name,
-        rows = df.height(),
-        built_ms = started.elapsed().as_millis() as u64,
-        "report built"
-    );
-    Ok(df)
-}
-
-/// A built table with its completeness columns and pseudonyms, handed to `each`.
-fn finish<T>(
-    opts: &ReportOptions,
-    job: &Job,
-    mut df: DataFrame,
-    complete: &completeness::Completeness,
-    each: &impl Fn(&str, &DataFrame) -> Result<T, ReportError>,
-) -> Result<Built<T>, ReportError> {
-    if let Some(sources) = job.builtin.and_then(|b| b.completeness) {
-        df = complete.attach(&job.name, sources, df)?;
-    }
-    if opts.redact_pii {
-        let names = pii::Pseudonyms::of_mirror(&opts.db)?;
-        df = pii::redact(&names, &job.name, df, job.builtin.is_none())?;
-    }
-    let out = each(&job.name, &df)?;
-    Ok((job.name.clone(), df, out))
 }
 
 /// A custom report: its (first) statement's result, as is.

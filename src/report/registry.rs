@@ -5,6 +5,7 @@
 //! completeness columns), its `queries/<name>.sql` (the extract), and its columns in
 //! `reports/README.md`.
 
+use crate::report::batches::Emit;
 use crate::report::completeness::RowSources;
 use crate::report::error::ReportError;
 use crate::report::{
@@ -21,7 +22,7 @@ pub struct Builtin {
     /// The shipped extract, `queries/<name>.sql`.
     pub(crate) sql: &'static str,
     /// The job: the report's table from the extract's sections.
-    pub(crate) build: fn(&Ctx<'_>) -> Result<DataFrame, ReportError>,
+    pub(crate) build: Build,
     /// Which input each row depends on, for the completeness columns; None for a
     /// report whose rows do not carry them.
     pub(crate) completeness: Option<RowSources>,
@@ -30,13 +31,23 @@ pub struct Builtin {
     pub(crate) cost: u8,
 }
 
+/// How a job makes its table.
+pub(crate) enum Build {
+    /// The whole table at once: reports the size of the organizations, projects,
+    /// trials or changes.
+    Table(fn(&Ctx<'_>) -> Result<DataFrame, ReportError>),
+    /// The table in batches, in output order, never held whole: reports the size
+    /// of the users times their periods (`crate::report::batches`).
+    Batches(fn(&Ctx<'_>, &mut Emit<'_>) -> Result<(), ReportError>),
+}
+
 /// The built-in reports, in the order they are listed and written.
 pub const BUILTIN: &[Builtin] = &[
     Builtin {
         name: "entitlements",
         about: "each organization's limits: used, limit, share and status, with projections",
         sql: include_str!("../../queries/entitlements.sql"),
-        build: entitlements::build,
+        build: Build::Table(entitlements::build),
         completeness: Some(entitlements::row_sources),
         cost: 2,
     },
@@ -44,7 +55,7 @@ pub const BUILTIN: &[Builtin] = &[
         name: "trials",
         about: "white label users' trials: days left and status",
         sql: include_str!("../../queries/trials.sql"),
-        build: trials::build,
+        build: Build::Table(trials::build),
         completeness: None,
         cost: 3,
     },
@@ -52,7 +63,7 @@ pub const BUILTIN: &[Builtin] = &[
         name: "project_compute",
         about: "each project's compute used against its budget",
         sql: include_str!("../../queries/project_compute.sql"),
-        build: project_compute::build,
+        build: Build::Table(project_compute::build),
         completeness: Some(project_compute::row_sources),
         cost: 3,
     },
@@ -60,7 +71,7 @@ pub const BUILTIN: &[Builtin] = &[
         name: "compute_trends",
         about: "compute time per user, white label and organization by day, week and month",
         sql: include_str!("../../queries/compute_trends.sql"),
-        build: compute_trends::build,
+        build: Build::Batches(compute_trends::build),
         completeness: Some(compute_trends::row_sources),
         cost: 0,
     },
@@ -68,7 +79,7 @@ pub const BUILTIN: &[Builtin] = &[
         name: "usage_summary",
         about: "people, projects and storage per organization and white label, last 7 and 30 days",
         sql: include_str!("../../queries/usage_summary.sql"),
-        build: usage_summary::build,
+        build: Build::Table(usage_summary::build),
         completeness: Some(usage_summary::row_sources),
         cost: 1,
     },
@@ -76,7 +87,7 @@ pub const BUILTIN: &[Builtin] = &[
         name: changes::REPORT,
         about: "what changed in the mirror over the week before the as-of date",
         sql: include_str!("../../queries/changes.sql"),
-        build: changes::build,
+        build: Build::Table(changes::build),
         completeness: None,
         cost: 3,
     },

@@ -42,6 +42,7 @@ mod report_cli;
 mod reports_e2e;
 mod rooms;
 mod security;
+mod streamed_reports;
 mod sync_mirror;
 mod upgrades;
 mod xlsx;

@@ -135,7 +135,12 @@ async fn the_workbook_has_every_csv_row_with_typed_cells_and_exact_numbers() {
     assert_eq!(entry["bytes"], bytes.len());
 
     let mut wb: Xlsx<_> = open_workbook(&path).expect("the workbook opens");
-    let reports: Vec<String> = outcome.frames.keys().cloned().collect();
+    let reports: Vec<String> = outcome
+        .files
+        .iter()
+        .filter(|f| f.format == Format::Csv)
+        .map(|f| f.report.clone())
+        .collect();
     let names = wb.sheet_names();
     assert_eq!(names.first().map(String::as_str), Some("Needs action"));
     assert_eq!(names.last().map(String::as_str), Some("About"));

@@ -9,7 +9,7 @@ use crate::report::attention::{
     Attention, LIMIT_TABLE, Limit, PROJECT_TABLE, TRIAL_TABLE, Trial, entitlement_rows,
     exhaustion_text, named,
 };
-use crate::report::tables::ComputeTrends;
+pub use crate::report::compute_trends::{Trend, TrendSeries};
 use crate::report::units::{human, metric_label};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
@@ -17,8 +17,6 @@ use polars::prelude::DataFrame;
 /// At most this many bars (entitlements, trials) in one chart; the rest are in the
 /// tables and the CSV.
 pub const MAX_BARS: usize = 30;
-/// Users per trend chart.
-pub const TOP_USERS: usize = 10;
 
 /// Where a charted number comes from: the CSV, the columns that find its row, and
 /// the column holding the number. Written into the page as `data-*` attributes so
@@ -88,141 +86,24 @@ pub fn usage(df: &DataFrame) -> Result<Usage, ReportError> {
     Ok(Usage { bars, total })
 }
 
-/// One line (or bar series) of a trend chart.
-#[derive(Debug, Clone)]
-pub struct TrendSeries {
-    pub entity_type: String,
-    pub entity_id: Option<i64>,
-    pub name: String,
-    /// (index into [`Trend::starts`], compute seconds).
-    pub points: Vec<(usize, f64)>,
-    pub total: f64,
-}
-
-impl TrendSeries {
-    pub fn sources<'a>(&'a self, trend: &'a Trend) -> impl Iterator<Item = Source> + 'a {
-        self.points.iter().map(move |(i, v)| Source {
-            key: vec![
-                ("entity_type", self.entity_type.clone()),
-                ("entity_id", opt_int(self.entity_id)),
-                ("period", trend.period.to_string()),
-                (
-                    "period_start",
-                    trend.starts.get(*i).cloned().unwrap_or_default(),
-                ),
-            ],
-            column: "compute_seconds",
-            value: v.to_string(),
-        })
-    }
-}
-
-/// One window of the compute trends: day rows (30 days), week rows (13 weeks,
-/// about 90 days) or month rows (12 months, about 365 days).
-#[derive(Debug, Clone)]
-pub struct Trend {
-    pub period: &'static str,
-    pub window: &'static str,
-    /// The period starts on the x axis, oldest first.
-    pub starts: Vec<String>,
-    /// The white labels' totals, largest first.
-    pub whitelabels: Vec<TrendSeries>,
-    /// The users with the most compute time in the window, most first (the day
-    /// window ranks them as `compute_trends::top_users` does).
-    pub users: Vec<TrendSeries>,
-}
-
-/// The three trend windows from the `compute_trends` frame.
-pub fn trends(df: &DataFrame) -> Result<Vec<Trend>, ReportError> {
-    let t = ComputeTrends::read(df)?;
-    let (kind, id, name) = (&t.entity_type, &t.entity_id, &t.entity_name);
-    let (period, start, seconds) = (&t.period, &t.period_start, &t.compute_seconds);
-    let top: std::collections::HashMap<i64, usize> = crate::report::compute_trends::top_users(df)?
-        .into_iter()
-        .enumerate()
-        .map(|(rank, user)| (user.id, rank))
-        .collect();
-    Ok([
-        ("day", "last 30 days, one bar per day"),
-        (
-            "week",
-            "last 13 weeks (about 90 days), one bar per ISO week",
-        ),
-        (
-            "month",
-            "last 12 months (about 365 days), one bar per month",
-        ),
-    ]
-    .into_iter()
-    .map(|(p, window)| {
-        let rows: Vec<usize> = (0..df.height())
-            .filter(|&r| {
-                period[r] == Some(p)
-                    && matches!(kind[r], Some("user" | "whitelabel"))
-                    && start[r].is_some()
-                    && seconds[r].is_some_and(f64::is_finite)
-            })
-            .collect();
-        let mut starts: Vec<String> = rows
-            .iter()
-            .filter_map(|&r| start[r].map(str::to_string))
-            .collect();
-        starts.sort();
-        starts.dedup();
-        let mut series: Vec<TrendSeries> = Vec::new();
-        let mut index: std::collections::HashMap<(&str, Option<i64>), usize> =
-            std::collections::HashMap::new();
-        for &r in &rows {
-            let k = kind[r].unwrap_or("?");
-            let s = *index.entry((k, id[r])).or_insert_with(|| {
-                series.push(TrendSeries {
-                    entity_type: k.to_string(),
-                    entity_id: id[r],
-                    name: name[r].unwrap_or("?").to_string(),
-                    points: Vec::new(),
-                    total: 0.0,
-                });
-                series.len() - 1
-            });
-            let (Some(at), Some(v)) = (
-                start[r].and_then(|d| starts.binary_search_by(|x| x.as_str().cmp(d)).ok()),
-                seconds[r],
-            ) else {
-                continue;
-            };
-            series[s].points.push((at, v));
-            series[s].total += v;
-        }
-        for s in &mut series {
-            s.points.sort_by_key(|(i, _)| *i);
-        }
-        series.sort_by(|a, b| {
-            b.total
-                .total_cmp(&a.total)
-                .then(a.entity_id.cmp(&b.entity_id))
-        });
-        let (whitelabels, mut users): (Vec<_>, Vec<_>) = series
-            .into_iter()
-            .partition(|s| s.entity_type == "whitelabel");
-        if p == "day" {
-            // The last 30 days rank users as the terminal summary does.
-            users.sort_by_key(|s| {
-                s.entity_id
-                    .and_then(|id| top.get(&id))
-                    .copied()
-                    .unwrap_or(usize::MAX)
-            });
-        }
-        users.truncate(TOP_USERS);
-        Trend {
-            period: p,
-            window,
-            starts,
-            whitelabels,
-            users,
-        }
+/// Where each point of a trend series comes from.
+pub fn trend_sources<'a>(
+    series: &'a TrendSeries,
+    trend: &'a Trend,
+) -> impl Iterator<Item = Source> + 'a {
+    series.points.iter().map(move |(i, v)| Source {
+        key: vec![
+            ("entity_type", series.entity_type.clone()),
+            ("entity_id", opt_int(series.entity_id)),
+            ("period", trend.period.to_string()),
+            (
+                "period_start",
+                trend.starts.get(*i).cloned().unwrap_or_default(),
+            ),
+        ],
+        column: "compute_seconds",
+        value: v.to_string(),
     })
-    .collect())
 }
 
 /// A trial's bar on the timeline, names cut to `max` characters.

@@ -1,8 +1,9 @@
 //! `index.html`: one self-contained page with charts for people who would rather
 //! look than read. No scripts, styles, fonts or images from elsewhere: the charts
 //! are inline SVG drawn with plotters, the styles are inline, links point to the
-//! CSV files next to the page. Built from the frames of the run (already
-//! pseudonymized when `redact_pii`), after the report files are written.
+//! CSV files next to the page. Built from the tables the run keeps and the digest
+//! of `compute_trends` (already pseudonymized when `redact_pii`), after the report
+//! files are written.
 
 mod changes;
 mod charts;
@@ -13,6 +14,7 @@ mod page;
 use crate::render::WrittenFile;
 use crate::render::files::write_bytes;
 use crate::report::attention::Attention;
+use crate::report::compute_trends::Digest;
 use crate::report::{Format, ReportError, Thresholds};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
@@ -32,14 +34,22 @@ pub struct PageInfo<'a> {
     pub thresholds: &'a Thresholds,
 }
 
-/// Builds the page text from the run's frames and its rows that need action;
-/// `files` are the report files written next to it (the CSV ones are linked).
+/// What the page shows of the run: the tables kept whole, the digest of
+/// `compute_trends`, and the rows that need action.
+pub struct Shown<'a> {
+    pub frames: &'a BTreeMap<String, DataFrame>,
+    pub trends: Option<&'a Digest>,
+    pub attention: &'a Attention,
+}
+
+/// Builds the page text from what it shows; `files` are the report files written
+/// next to it (the CSV ones are linked).
 pub fn render(
     info: &PageInfo<'_>,
-    frames: &BTreeMap<String, DataFrame>,
-    attention: &Attention,
+    shown: &Shown<'_>,
     files: &[WrittenFile],
 ) -> Result<(String, usize), ReportError> {
+    let (frames, attention) = (shown.frames, shown.attention);
     let today = crate::calendar::day_of(info.as_of);
     let t = info.thresholds;
     let usage = match frames.get("entitlements") {
@@ -50,8 +60,9 @@ pub fn render(
         }
         None => None,
     };
-    let trends = match frames.get("compute_trends") {
-        Some(df) => data::trends(df)?
+    let trends = match shown.trends {
+        Some(digest) => digest
+            .trends()
             .into_iter()
             .enumerate()
             .map(|(i, tr)| charts::trend(&tr, i).map(|svg| (tr, svg)))
@@ -104,12 +115,11 @@ pub fn render(
 pub fn write(
     dir: &Path,
     info: &PageInfo<'_>,
-    frames: &BTreeMap<String, DataFrame>,
-    attention: &Attention,
+    shown: &Shown<'_>,
     files: &[WrittenFile],
     mode: crate::file_mode::FileMode,
 ) -> Result<WrittenFile, ReportError> {
-    let (text, rows) = render(info, frames, attention, files)?;
+    let (text, rows) = render(info, shown, files)?;
     let path = dir.join(FILE);
     let (sha256, bytes) = write_bytes(&path, text.as_bytes(), mode)?;
     Ok(WrittenFile {

@@ -315,7 +315,7 @@ fn trend_figure(trend: &data::Trend, chart: &str) -> Markup {
     let mut rows = Vec::new();
     let mut sources = Vec::new();
     for s in trend.whitelabels.iter().take(1).chain(trend.users.iter()) {
-        for ((i, v), src) in s.points.iter().zip(s.sources(trend)) {
+        for ((i, v), src) in s.points.iter().zip(data::trend_sources(s, trend)) {
             rows.push(vec![
                 format!("{} {}", s.entity_type, s.name),
                 trend.starts.get(*i).cloned().unwrap_or_default(),

@@ -2,8 +2,9 @@
 //! spreadsheet. A "Needs action" sheet first (the HTML page's cards and action
 //! tables, from the same [`Attention`] list), then one sheet per report with the
 //! CSV's rows as typed cells, then an "About" sheet with the manifest's facts.
-//! Built from the run's frames (already pseudonymized when `redact_pii`) after the
-//! report files; the bytes are put together in memory and written whole.
+//! Each report's sheets are filled as its rows go out (already pseudonymized when
+//! `redact_pii`), beside its files; the workbook is put together and written once
+//! every report is done.
 
 mod action;
 mod cells;
@@ -11,18 +12,16 @@ mod formats;
 mod sheet;
 
 use crate::render::WrittenFile;
-use crate::render::files::{cells as prepared_cells, prepare, write_bytes};
 use crate::render::html::PageInfo;
 use crate::report::attention::Attention;
 use crate::report::{Format, ReportError};
 use chrono::NaiveDate;
 use formats::Formats;
-use polars::prelude::DataFrame;
 use rust_xlsxwriter::{Workbook, Worksheet, XlsxError};
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-pub use sheet::MAX_ROWS;
+pub use sheet::{Finished, MAX_ROWS, ReportSheets};
 
 /// The workbook's file name for an as-of date.
 pub fn file_name(as_of: NaiveDate) -> String {
@@ -32,81 +31,161 @@ pub fn file_name(as_of: NaiveDate) -> String {
 /// The last sheet's name.
 pub const ABOUT: &str = "About";
 
-/// Writes the workbook into `dir`. Its manifest `rows` are the report rows of its
-/// sheets.
-pub fn write(
-    dir: &Path,
-    info: &PageInfo<'_>,
-    frames: &BTreeMap<String, DataFrame>,
-    attention: &Attention,
-    mode: crate::file_mode::FileMode,
-) -> Result<WrittenFile, ReportError> {
-    let path = dir.join(file_name(info.as_of));
-    let (bytes, rows) = build(dir, &path, info, frames, attention, MAX_ROWS)?;
-    let (sha256, size) = write_bytes(&path, &bytes, mode)?;
-    Ok(WrittenFile {
-        report: "workbook".to_string(),
-        format: Format::Xlsx,
-        path,
-        rows,
-        bytes: size,
-        sha256,
-    })
+/// The run's workbook while the reports are written: each report's sheets are
+/// made here (the workbook makes every constant-memory sheet, whose cells wait in
+/// temporary files in the output folder, not in memory) and filled on the report's
+/// thread ([`ReportSheets`]).
+pub struct Book {
+    path: PathBuf,
+    workbook: Mutex<Workbook>,
+    formats: Formats,
+    max_rows: usize,
 }
 
-/// The workbook's bytes and its report rows; the sheets' cells wait in temporary
-/// files in `dir` (not in memory) until the workbook is put together.
-pub(crate) fn build(
-    dir: &Path,
+impl Book {
+    /// The workbook of the run as of `as_of`, written into `dir`.
+    pub fn new(dir: &Path, as_of: NaiveDate) -> Result<Book, ReportError> {
+        Book::with_max_rows(dir, &dir.join(file_name(as_of)), MAX_ROWS)
+    }
+
+    fn with_max_rows(dir: &Path, path: &Path, max_rows: usize) -> Result<Book, ReportError> {
+        let mut workbook = Workbook::new();
+        workbook
+            .set_tempdir(dir)
+            .map_err(|cause| ReportError::Xlsx {
+                path: path.to_path_buf(),
+                cause,
+            })?;
+        Ok(Book {
+            path: path.to_path_buf(),
+            workbook: Mutex::new(workbook),
+            formats: Formats::new(),
+            max_rows,
+        })
+    }
+
+    fn error(&self, cause: XlsxError) -> ReportError {
+        ReportError::Xlsx {
+            path: self.path.clone(),
+            cause,
+        }
+    }
+
+    /// A new constant-memory sheet.
+    fn sheet(&self) -> Result<Worksheet, ReportError> {
+        let mut workbook = self.workbook.lock().map_err(|_| ReportError::Panicked {
+            report: "workbook".to_string(),
+        })?;
+        workbook
+            .new_worksheet_with_constant_memory()
+            .map_err(|e| self.error(e))
+    }
+
+    /// Puts the workbook together (the "Needs action" sheet, every report's sheets
+    /// in report order, the "About" sheet) and writes it. Its manifest `rows` are the
+    /// report rows of its sheets.
+    pub fn write(
+        self,
+        info: &PageInfo<'_>,
+        reports: Vec<Finished>,
+        attention: &Attention,
+        mode: crate::file_mode::FileMode,
+    ) -> Result<WrittenFile, ReportError> {
+        let Book {
+            path,
+            workbook,
+            formats,
+            ..
+        } = self;
+        let xlsx = |cause| ReportError::Xlsx {
+            path: path.clone(),
+            cause,
+        };
+        let mut workbook = workbook.into_inner().map_err(|_| ReportError::Panicked {
+            report: "workbook".to_string(),
+        })?;
+        let f = &formats;
+        let mut names = sheet::SheetNames::default();
+        names.claim(action::SHEET);
+        names.claim(ABOUT);
+        let mut first = Worksheet::new();
+        action::write(&mut first, attention, info.as_of, f).map_err(xlsx)?;
+        workbook.push_worksheet(first);
+        let mut sheets = Vec::new();
+        for report in in_report_order(reports) {
+            for (n, (mut sheet, rows)) in report.sheets.into_iter().enumerate() {
+                let name = names.claim(&match n {
+                    0 => report.report.clone(),
+                    n => format!("{} ({})", report.report, n + 1),
+                });
+                sheet.set_name(&name).map_err(xlsx)?;
+                workbook.push_worksheet(sheet);
+                sheets.push(sheet::Written {
+                    sheet: name,
+                    report: report.report.clone(),
+                    rows,
+                });
+            }
+        }
+        let mut last = Worksheet::new();
+        about(&mut last, info, &sheets, f).map_err(xlsx)?;
+        workbook.push_worksheet(last);
+        let (sha256, bytes) = save(&mut workbook, &path, mode)?;
+        Ok(WrittenFile {
+            report: "workbook".to_string(),
+            format: Format::Xlsx,
+            path,
+            rows: sheets.iter().map(|s| s.rows).sum(),
+            bytes,
+            sha256,
+        })
+    }
+}
+
+/// Writes the workbook under a temporary name, hashes it and renames it into place:
+/// the zip is written with seeks, so it is hashed after, not while written.
+fn save(
+    workbook: &mut Workbook,
     path: &Path,
-    info: &PageInfo<'_>,
-    frames: &BTreeMap<String, DataFrame>,
-    attention: &Attention,
-    max_rows: usize,
-) -> Result<(Vec<u8>, usize), ReportError> {
-    let xlsx = |cause| ReportError::Xlsx {
+    mode: crate::file_mode::FileMode,
+) -> Result<(String, u64), ReportError> {
+    let io = |cause| ReportError::Io {
         path: path.to_path_buf(),
         cause,
     };
-    let f = Formats::new();
-    let mut workbook = Workbook::new();
-    workbook.set_tempdir(dir).map_err(xlsx)?;
-    let mut names = sheet::SheetNames::default();
-    names.claim(action::SHEET);
-    names.claim(ABOUT);
-    action::write(workbook.add_worksheet(), attention, info.as_of, &f).map_err(xlsx)?;
-    let mut sheets = Vec::new();
-    for (report, df) in in_report_order(frames) {
-        let prepared = prepare(report, df)?;
-        let cols = prepared_cells(report, &prepared)?;
-        let table = (prepared.names.as_slice(), cols.as_slice());
-        let written = sheet::write(
-            &mut workbook,
-            &mut names,
-            report,
-            table,
-            df.height(),
-            &f,
-            max_rows,
-        )
-        .map_err(xlsx)?;
-        sheets.extend(written);
-    }
-    about(workbook.add_worksheet(), info, &sheets, &f).map_err(xlsx)?;
-    let bytes = workbook.save_to_buffer().map_err(xlsx)?;
-    Ok((bytes, sheets.iter().map(|s| s.rows).sum()))
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let file = tempfile::Builder::new()
+        .prefix(".orgledger-workbook.")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io)?;
+    mode.apply(file.as_file()).map_err(io)?;
+    workbook
+        .save_to_writer(std::io::BufWriter::new(file.as_file()))
+        .map_err(|cause| ReportError::Xlsx {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+    let (sha256, bytes) = crate::output::hash_file(file.path()).map_err(io)?;
+    file.persist(path).map_err(|e| io(e.error))?;
+    Ok((sha256, bytes))
 }
 
 /// The built-in reports in the registry's order, then the custom ones by name.
-fn in_report_order(frames: &BTreeMap<String, DataFrame>) -> Vec<(&str, &DataFrame)> {
-    let builtin = crate::report::builtin_names().filter_map(|n| frames.get_key_value(n));
-    let custom = frames
-        .iter()
-        .filter(|(n, _)| crate::report::registry::find(n).is_none());
-    builtin
-        .chain(custom)
-        .map(|(n, df)| (n.as_str(), df))
-        .collect()
+fn in_report_order(mut reports: Vec<Finished>) -> Vec<Finished> {
+    let builtin: Vec<&str> = crate::report::builtin_names().collect();
+    let rank = |name: &str| {
+        builtin
+            .iter()
+            .position(|b| *b == name)
+            .unwrap_or(usize::MAX)
+    };
+    reports.sort_by(|a, b| {
+        rank(&a.report)
+            .cmp(&rank(&b.report))
+            .then_with(|| a.report.cmp(&b.report))
+    });
+    reports
 }
 
 /// Printed, a sheet's columns fit across one landscape page (its rows run on over

@@ -1,12 +1,14 @@
 //! One report as a sheet (or as several, past Excel's million rows): the CSV's
 //! header and rows with typed cells, a frozen header row, an autofilter and fitted
-//! column widths.
+//! column widths. Filled a batch at a time, on the report's thread.
 
+use super::Book;
 use super::cells::{self, TextKind, Unit};
 use super::formats::Formats;
-use crate::render::files::Cells;
+use crate::render::files::{Cells, Table};
+use crate::report::ReportError;
 use polars::prelude::StaticArray;
-use rust_xlsxwriter::{Format, Note, Workbook, Worksheet, XlsxError};
+use rust_xlsxwriter::{Format, Note, Worksheet, XlsxError};
 
 /// Data rows per sheet: Excel's 1,048,576 rows, less the header.
 pub const MAX_ROWS: usize = 1_048_575;
@@ -69,67 +71,159 @@ struct Column<'a> {
     status: bool,
 }
 
-/// Writes a report's header and cells (`names`, `cols` from the CSV writer's
-/// preparation) on as many sheets as its rows need, `max_rows` rows a sheet.
-pub fn write(
-    workbook: &mut Workbook,
-    sheet_names: &mut SheetNames,
-    report: &str,
-    (names, cols): (&[String], &[Cells<'_>]),
+/// One report's sheets, filled a batch at a time as the rows go out, `max_rows`
+/// rows a sheet (Excel's limit); named and put in the workbook's order when the run
+/// assembles it ([`super::write`]).
+pub struct ReportSheets {
+    report: String,
+    names: Option<Vec<String>>,
+    /// Each text column's kind, once a batch has shown a value of it.
+    kinds: Vec<Option<TextKind>>,
+    done: Vec<(Worksheet, usize)>,
+    open: Option<OpenSheet>,
+}
+
+/// The sheet being filled: its rows so far, its columns' widths, and the cells of
+/// each column written as text.
+struct OpenSheet {
+    sheet: Worksheet,
     rows: usize,
-    formats: &Formats,
-    max_rows: usize,
-) -> Result<Vec<Written>, XlsxError> {
-    let unit_col = names
-        .iter()
-        .position(|n| n == "unit")
-        .and_then(|i| match &cols[i] {
-            Cells::Str(v) => Some(*v),
-            _ => None,
-        });
-    let columns: Vec<Column<'_>> = names
-        .iter()
-        .zip(cols)
-        .map(|(name, cells)| Column {
-            cells,
-            text: match cells {
-                Cells::Str(v) => cells::text_kind(v.iter()),
-                _ => TextKind::Text,
-            },
-            unit: cells::unit_of(name, unit_col.is_some()),
-            status: name == "status",
-        })
-        .collect();
-    let mut written = Vec::new();
-    let mut start = 0;
-    loop {
-        let end = (start + max_rows).min(rows);
-        let name = sheet_names.claim(&match written.len() {
-            0 => report.to_string(),
-            n => format!("{report} ({})", n + 1),
-        });
-        let sheet = workbook.add_worksheet_with_constant_memory()?;
-        sheet.set_name(&name)?;
+    widths: Vec<usize>,
+    as_text: Vec<usize>,
+}
+
+/// A report's finished sheets, with the rows of each.
+pub struct Finished {
+    pub report: String,
+    pub sheets: Vec<(Worksheet, usize)>,
+}
+
+impl ReportSheets {
+    pub fn new(report: &str) -> ReportSheets {
+        ReportSheets {
+            report: report.to_string(),
+            names: None,
+            kinds: Vec::new(),
+            done: Vec::new(),
+            open: None,
+        }
+    }
+
+    /// Appends a batch (`names`, `cols` from the CSV writer's preparation), starting
+    /// a sheet whenever the last one is full. A text column's kind (date, timestamp,
+    /// text) is read from the first batch with a value in it and kept: a column's
+    /// cells are of one kind on every sheet. (A report built whole is one batch,
+    /// so every value decides; of a report built in batches, the first batch's do.)
+    pub fn rows(&mut self, book: &Book, (names, cols, rows): Table<'_>) -> Result<(), ReportError> {
+        let xlsx = |cause| book.error(cause);
+        self.names.get_or_insert_with(|| names.to_vec());
+        self.kinds.resize(cols.len(), None);
+        for (kind, cells) in self.kinds.iter_mut().zip(cols) {
+            if let (None, Cells::Str(v)) = (&kind, cells)
+                && v.iter().flatten().next().is_some()
+            {
+                *kind = Some(cells::text_kind(v.iter()));
+            }
+        }
+        let unit_col = names
+            .iter()
+            .position(|n| n == "unit")
+            .and_then(|i| match &cols[i] {
+                Cells::Str(v) => Some(*v),
+                _ => None,
+            });
+        let columns: Vec<Column<'_>> = names
+            .iter()
+            .zip(cols)
+            .zip(&self.kinds)
+            .map(|((name, cells), kind)| Column {
+                cells,
+                text: kind.unwrap_or(TextKind::Text),
+                unit: cells::unit_of(name, unit_col.is_some()),
+                status: name == "status",
+            })
+            .collect();
         let page = Page {
             names,
             columns: &columns,
             unit_col,
-            formats,
+            formats: &book.formats,
         };
-        page.write(sheet, start..end)?;
-        written.push(Written {
-            sheet: name,
-            report: report.to_string(),
-            rows: end - start,
-        });
-        start = end;
-        if start >= rows {
-            return Ok(written);
+        let mut r = 0;
+        while r < rows {
+            let open = match self.open.take() {
+                Some(open) if open.rows < book.max_rows => open,
+                full => {
+                    if let Some(full) = full {
+                        self.done.push(full.close().map_err(xlsx)?);
+                    }
+                    OpenSheet::new(book, names)?
+                }
+            };
+            let open = self.open.insert(open);
+            let take = (rows - r).min(book.max_rows - open.rows);
+            page.write(open, r..r + take).map_err(xlsx)?;
+            r += take;
         }
+        Ok(())
+    }
+
+    /// The report's sheets: one with the header alone when it had no rows.
+    pub fn finish(mut self, book: &Book) -> Result<Finished, ReportError> {
+        if self.open.is_none() && self.done.is_empty() {
+            let names = self.names.take().unwrap_or_default();
+            self.open = Some(OpenSheet::new(book, &names)?);
+        }
+        if let Some(open) = self.open.take() {
+            self.done.push(open.close().map_err(|e| book.error(e))?);
+        }
+        Ok(Finished {
+            report: self.report,
+            sheets: self.done,
+        })
     }
 }
 
-/// One sheet's worth of a report.
+impl OpenSheet {
+    /// A new constant-memory sheet of the workbook, with the header row.
+    fn new(book: &Book, names: &[String]) -> Result<OpenSheet, ReportError> {
+        let mut sheet = book.sheet()?;
+        for (c, name) in names.iter().enumerate() {
+            sheet
+                .write_string_with_format(0, col(c), name, &book.formats.header)
+                .map_err(|e| book.error(e))?;
+        }
+        Ok(OpenSheet {
+            sheet,
+            rows: 0,
+            widths: names.iter().map(|n| n.chars().count() + 3).collect(),
+            as_text: vec![0; names.len()],
+        })
+    }
+
+    /// Fitted widths, the notes on columns with integers as text, the frozen header
+    /// and the autofilter.
+    fn close(mut self) -> Result<(Worksheet, usize), XlsxError> {
+        let sheet = &mut self.sheet;
+        for (c, n) in self.as_text.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let text = format!(
+                "{n} cell(s) of this column hold integers of more than 15 significant \
+                 digits, which Excel would round: they are text with the exact digits."
+            );
+            sheet.insert_note(0, col(c), &Note::new(text).set_author("orgledger"))?;
+        }
+        for (c, w) in self.widths.iter().enumerate() {
+            sheet.set_column_width(col(c), w.clamp(&WIDTH.0, &WIDTH.1).to_owned() as f64)?;
+        }
+        sheet.set_freeze_panes(1, 0)?;
+        super::print_across(sheet);
+        let last = self.widths.len().saturating_sub(1);
+        sheet.autofilter(0, 0, self.rows as u32, col(last))?;
+        Ok((self.sheet, self.rows))
+    }
+}
+
+/// One batch's worth of a report, as cells.
 struct Page<'a> {
     names: &'a [String],
     columns: &'a [Column<'a>],
@@ -138,34 +232,23 @@ struct Page<'a> {
 }
 
 impl Page<'_> {
-    fn write(&self, sheet: &mut Worksheet, rows: std::ops::Range<usize>) -> Result<(), XlsxError> {
-        let f = self.formats;
-        let mut widths: Vec<usize> = self.names.iter().map(|n| n.chars().count() + 3).collect();
-        let mut as_text = vec![0usize; self.columns.len()];
-        for (c, name) in self.names.iter().enumerate() {
-            sheet.write_string_with_format(0, col(c), name, &f.header)?;
-        }
-        for (i, r) in rows.clone().enumerate() {
-            let row = (i + 1) as u32;
+    /// The batch's `rows` below the sheet's rows so far.
+    fn write(&self, open: &mut OpenSheet, rows: std::ops::Range<usize>) -> Result<(), XlsxError> {
+        debug_assert_eq!(self.names.len(), self.columns.len());
+        for r in rows {
+            open.rows += 1;
+            let row = open.rows as u32;
             for (c, column) in self.columns.iter().enumerate() {
-                let width = self.cell(sheet, (row, col(c)), column, r, &mut as_text[c])?;
-                widths[c] = widths[c].max(width);
+                let width = self.cell(
+                    &mut open.sheet,
+                    (row, col(c)),
+                    column,
+                    r,
+                    &mut open.as_text[c],
+                )?;
+                open.widths[c] = open.widths[c].max(width);
             }
         }
-        for (c, n) in as_text.iter().enumerate().filter(|(_, n)| **n > 0) {
-            let text = format!(
-                "{n} cell(s) of this column hold integers of more than 15 significant \
-                 digits, which Excel would round: they are text with the exact digits."
-            );
-            sheet.insert_note(0, col(c), &Note::new(text).set_author("orgledger"))?;
-        }
-        for (c, w) in widths.iter().enumerate() {
-            sheet.set_column_width(col(c), w.clamp(&WIDTH.0, &WIDTH.1).to_owned() as f64)?;
-        }
-        let last_row = rows.len() as u32;
-        sheet.set_freeze_panes(1, 0)?;
-        super::print_across(sheet);
-        sheet.autofilter(0, 0, last_row, col(self.columns.len().saturating_sub(1)))?;
         Ok(())
     }
 

@@ -1,7 +1,9 @@
 use super::*;
+use crate::render::files::{cells, prepare};
 use crate::report::Thresholds;
 use calamine::{Data, Reader, Xlsx};
 use polars::prelude::*;
+use std::collections::BTreeMap;
 
 fn info<'a>(t: &'a Thresholds) -> PageInfo<'a> {
     PageInfo {
@@ -22,21 +24,38 @@ fn workbook(
     Xlsx::new(std::io::Cursor::new(bytes(frames, max_rows))).expect("the workbook reads back")
 }
 
-/// A workbook of `frames`, `max_rows` rows a sheet.
+/// A workbook of `frames`, `max_rows` rows a sheet, each frame handed over in
+/// batches of two rows as a run hands its reports' rows.
 fn bytes(frames: &BTreeMap<String, DataFrame>, max_rows: usize) -> Vec<u8> {
     let dir = tempfile::tempdir().expect("tempdir");
     let t = Thresholds::default();
-    let (bytes, rows) = build(
-        dir.path(),
-        &dir.path().join("w.xlsx"),
-        &info(&t),
-        frames,
-        &Attention::default(),
-        max_rows,
-    )
-    .expect("workbook");
-    assert_eq!(rows, frames.values().map(DataFrame::height).sum::<usize>());
-    bytes
+    let path = dir.path().join("w.xlsx");
+    let book = Book::with_max_rows(dir.path(), &path, max_rows).expect("workbook");
+    let mut reports = Vec::new();
+    for (name, df) in frames {
+        let mut sheets = ReportSheets::new(name);
+        for start in (0..df.height().max(1)).step_by(2) {
+            let batch = df.slice(start as i64, 2);
+            let prepared = prepare(name, &batch).expect("prepared");
+            let cols = cells(name, &prepared).expect("cells");
+            let table = (prepared.names.as_slice(), cols.as_slice(), batch.height());
+            sheets.rows(&book, table).expect("rows");
+        }
+        reports.push(sheets.finish(&book).expect("sheets"));
+    }
+    let written = book
+        .write(
+            &info(&t),
+            reports,
+            &Attention::default(),
+            crate::file_mode::FileMode::PRIVATE,
+        )
+        .expect("workbook");
+    assert_eq!(
+        written.rows,
+        frames.values().map(DataFrame::height).sum::<usize>()
+    );
+    std::fs::read(&written.path).expect("the workbook file")
 }
 
 #[test]

@@ -15,26 +15,29 @@
 //!
 //! Memory stays bounded as the mirror grows: the daily metrics are read one chunk of
 //! users at a time (two chunks at once on two connections), each user's series is cut
-//! into its output rows at once, and only those rows and one running sum per white
-//! label and day are kept. The organizations' side (history, small) runs on its own
+//! into its output rows at once, and the chunk's rows go out as one batch
+//! (`crate::report::batches`) before more are read; only one running sum per white
+//! label and day is kept. The organizations' side (history, small) runs on its own
 //! connection in another thread. Names, texts and the organization-only column are
 //! added to the output rows in one place, `output`.
 //!
 //! Modules: `read` (the daily metrics), `series` (dense series), `windows` (the output
 //! rows of a series: rolling sums and period totals), `output` (the report's table),
-//! `top` (the top users of the last 30 days, as the summary and the page rank them).
+//! `digest` (what the page and the summary show: the top users of the last 30 days
+//! and the trend windows, gathered as the batches go out).
 
+mod digest;
 mod output;
 mod read;
 mod series;
 #[cfg(test)]
 mod tests;
-mod top;
 mod windows;
 
-pub use top::{TopUser, top_users};
+pub use digest::{Digest, TopUser, Trend, TrendSeries};
 
 use crate::calendar::months_back;
+use crate::report::batches::Emit;
 use crate::report::completeness::{Completeness, Sources};
 use crate::report::error::{ReportError, pl, unpanicked};
 use crate::report::frame::Kind;
@@ -43,7 +46,7 @@ use crate::report::{Ctx, daily};
 use polars::prelude::*;
 use series::{Calendar, UserDays, WhitelabelDays, growth};
 use std::collections::HashMap;
-use windows::{Periods, Rows, Series};
+use windows::{Day, Periods, Rows, Series};
 
 const REPORT: &str = "compute_trends";
 
@@ -124,7 +127,9 @@ struct Span {
     periods: Periods,
 }
 
-pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
+/// Hands the report's rows to `emit` in batches, in output order: each chunk of
+/// users' rows as it is read, then the white labels', then the organizations'.
+pub fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
     let report = ctx.report();
     let today = ctx.today;
     let span = Span {
@@ -132,16 +137,16 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         today,
         periods: Periods::new(today),
     };
+    let mut names = Names::default();
     let (people, orgs) = std::thread::scope(|scope| {
         let (own, span) = (OwnConnection::like(ctx), &span);
         let orgs = scope.spawn(move || own.run(|ctx| organization_rows(ctx, span)));
-        let people = people_rows(ctx, span);
+        let people = people_rows(ctx, span, &mut names, emit);
         let orgs = unpanicked(report, orgs.join());
         (people, orgs)
     });
-    let (mut parts, mut names) = people?;
+    people?;
     let (org_rows, org_names) = orgs?;
-    parts.push(org_rows);
     names.add(
         report,
         Entity::Organization,
@@ -149,7 +154,7 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         "organization_id",
         "organization_name",
     )?;
-    output::table(parts, &names, &span.periods).map_err(pl(report, "output rows"))
+    emit(output::table(vec![org_rows], &names, &span.periods).map_err(pl(report, "output rows"))?)
 }
 
 /// What another thread needs to read like `ctx` on a connection of its own (a
@@ -222,10 +227,21 @@ impl Names {
     }
 }
 
-/// Users' and white labels' output rows, from the daily metrics, in parts in output
-/// order (appended into one, the parts were copied and held twice over), with their
-/// names.
-fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Vec<Rows>, Names), ReportError> {
+/// Users' and white labels' output rows, from the daily metrics, handed to `emit`
+/// a chunk of users at a time, in chunk order, then the white labels' in one batch;
+/// `names` gets the users' and white labels' names.
+///
+/// Two readers on connections of their own take the chunks in turn (chunk `i` is
+/// reader `i % 2`'s), each at most one chunk ahead of the writing, so memory holds
+/// a few chunks whatever the number of users. The white labels' sums add the users
+/// in chunk order, the first half of the chunks and the second apart, then the two:
+/// the same additions in the same order whichever reader read a chunk.
+fn people_rows(
+    ctx: &Ctx<'_>,
+    span: &Span,
+    names: &mut Names,
+    emit: &mut Emit<'_>,
+) -> Result<(), ReportError> {
     let report = ctx.report();
     let users = ctx.read(
         "users",
@@ -244,32 +260,71 @@ fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Vec<Rows>, Names), ReportE
     )?;
     let whitelabel_of =
         whitelabel_lookup(&users).map_err(pl(report, "white label of each user"))?;
+    names.add(report, Entity::User, &users, "user_id", "user_name")?;
+    names.add(
+        report,
+        Entity::Whitelabel,
+        &whitelabels,
+        "whitelabel_id",
+        "whitelabel_name",
+    )?;
+    drop((users, whitelabels));
     let calendar = Calendar {
         first: span.horizon,
         today: span.today,
     };
     let chunks = daily::chunks(ctx)?;
     let source = daily::source(ctx)?;
-    // The chunks are split in two halves, the second read on its own connection in
-    // another thread; each half keeps its own white label sums, added up after.
-    let (low, high) = chunks.split_at(chunks.len() / 2);
-    let whitelabel_of = &whitelabel_of;
-    let (first, second) = std::thread::scope(|scope| {
-        let own = OwnConnection::like(ctx);
-        let other = scope.spawn(move || {
-            own.run(|ctx| {
-                let periods = &span.periods;
-                user_rows(ctx, (source, high), calendar, periods, whitelabel_of)
-            })
-        });
-        let first = user_rows(ctx, (source, low), calendar, &span.periods, whitelabel_of);
-        (first, unpanicked(report, other.join()))
-    });
-    let (first_rows, mut sums) = first?;
-    let (second_rows, more_sums) = second?;
-    sums.merge(more_sums);
+    let half = chunks.len() / 2;
+    let labels: Vec<i64> = whitelabel_of.values().copied().collect();
+    let mut sums = [
+        WhitelabelDays::new(calendar, labels.clone()),
+        WhitelabelDays::new(calendar, labels),
+    ];
+    let reading = Reading {
+        source,
+        calendar,
+        periods: &span.periods,
+        whitelabel_of: &whitelabel_of,
+    };
+    std::thread::scope(|scope| -> Result<(), ReportError> {
+        let mut readers = Vec::new();
+        let mut inboxes = Vec::new();
+        for k in 0..2 {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(1);
+            let mine: Vec<daily::IdRange> = chunks.iter().copied().skip(k).step_by(2).collect();
+            let own = OwnConnection::like(ctx);
+            let reading = &reading;
+            readers.push(scope.spawn(move || own.run(|ctx| reading.chunks(ctx, &mine, &tx))));
+            inboxes.push(rx);
+        }
+        let mut written = Ok(());
+        for i in 0..chunks.len() {
+            // A reader that failed stops sending; its error comes from its join.
+            let Ok(chunk) = inboxes[i % 2].recv() else {
+                break;
+            };
+            for (label, first, days) in &chunk.whitelabel_days {
+                sums[usize::from(i >= half)].add(*label, *first, days);
+            }
+            written = output::table(vec![chunk.rows], names, &span.periods)
+                .map_err(pl(report, "output rows"))
+                .and_then(&mut *emit);
+            if written.is_err() {
+                break;
+            }
+        }
+        // The readers' sends fail once the inboxes are gone, so they stop.
+        drop(inboxes);
+        for reader in readers {
+            unpanicked(report, reader.join())?;
+        }
+        written
+    })?;
+    let [mut first, second] = sums;
+    first.merge(second);
     let mut whitelabel_rows = Rows::default();
-    sums.each(|label, first, days| {
+    first.each(|label, first, days| {
         whitelabel_rows.add(
             &span.periods,
             &Series {
@@ -280,50 +335,69 @@ fn people_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Vec<Rows>, Names), ReportE
             },
         );
     });
-    let mut names = Names::default();
-    names.add(report, Entity::User, &users, "user_id", "user_name")?;
-    names.add(
-        report,
-        Entity::Whitelabel,
-        &whitelabels,
-        "whitelabel_id",
-        "whitelabel_name",
-    )?;
-    Ok((vec![first_rows, second_rows, whitelabel_rows], names))
+    emit(
+        output::table(vec![whitelabel_rows], names, &span.periods)
+            .map_err(pl(report, "output rows"))?,
+    )
 }
 
-/// The output rows of the users in `chunks` (read one chunk at a time from `source`),
-/// and their days added up per white label.
-fn user_rows(
-    ctx: &Ctx<'_>,
-    (source, chunks): (daily::Source, &[daily::IdRange]),
+/// One chunk of users, read: its output rows, and the days of its users that belong
+/// to a white label (`(white label, first day, days)`, in the order read).
+struct Chunk {
+    rows: Rows,
+    whitelabel_days: Vec<(i64, i64, Vec<Day>)>,
+}
+
+/// What a reader of chunks needs.
+struct Reading<'a> {
+    source: daily::Source,
     calendar: Calendar,
-    periods: &Periods,
-    whitelabel_of: &HashMap<i64, i64>,
-) -> Result<(Rows, WhitelabelDays), ReportError> {
-    let mut rows = Rows::default();
-    let mut sums = WhitelabelDays::new(calendar, whitelabel_of.values().copied().collect());
-    let mut days = UserDays::new(calendar);
-    for &range in chunks {
-        read::read_chunk(ctx, source, range, calendar.first, |user, day, values| {
-            days.add(user, day, values)
-        })?;
-        days.drain(|user, first, days| {
-            rows.add(
-                periods,
-                &Series {
-                    kind: Entity::User,
-                    id: user,
-                    first,
-                    days,
-                },
-            );
-            if let Some(&label) = whitelabel_of.get(&user) {
-                sums.add(label, first, days);
+    periods: &'a Periods,
+    whitelabel_of: &'a HashMap<i64, i64>,
+}
+
+impl Reading<'_> {
+    /// Reads `chunks` in order, sending each one's rows; stops early when nobody
+    /// takes them any more.
+    fn chunks(
+        &self,
+        ctx: &Ctx<'_>,
+        chunks: &[daily::IdRange],
+        out: &std::sync::mpsc::SyncSender<Chunk>,
+    ) -> Result<(), ReportError> {
+        let mut days = UserDays::new(self.calendar);
+        for &range in chunks {
+            read::read_chunk(
+                ctx,
+                self.source,
+                range,
+                self.calendar.first,
+                |user, day, values| days.add(user, day, values),
+            )?;
+            let mut chunk = Chunk {
+                rows: Rows::default(),
+                whitelabel_days: Vec::new(),
+            };
+            days.drain(|user, first, days| {
+                chunk.rows.add(
+                    self.periods,
+                    &Series {
+                        kind: Entity::User,
+                        id: user,
+                        first,
+                        days,
+                    },
+                );
+                if let Some(&label) = self.whitelabel_of.get(&user) {
+                    chunk.whitelabel_days.push((label, first, days.to_vec()));
+                }
+            });
+            if out.send(chunk).is_err() {
+                return Ok(());
             }
-        });
+        }
+        Ok(())
     }
-    Ok((rows, sums))
 }
 
 /// Organizations' output rows, with the `organizations` section (for names).

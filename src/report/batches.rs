@@ -1,0 +1,176 @@
+//! A report's rows on their way out, one batch at a time in output order: a job
+//! hands each batch to an [`Emit`]; the batch gets its completeness columns and
+//! pseudonyms, goes to the renderer's [`Sink`] (its files), and leaves behind what
+//! the run keeps of the report ([`Kept`]). A report as large as the users times
+//! their periods (`compute_trends`: 2.2 M rows over xlarge) is never held whole:
+//! memory follows the batch, not the world.
+
+use crate::report::attention::IncompleteRows;
+use crate::report::completeness::Completeness;
+use crate::report::compute_trends::Digest;
+use crate::report::error::{ReportError, pl};
+use crate::report::pii::Pseudonyms;
+use crate::report::registry::Build;
+use polars::prelude::DataFrame;
+use std::sync::OnceLock;
+
+/// Where a job hands its rows, batch by batch in output order.
+pub(crate) type Emit<'e> = dyn FnMut(DataFrame) -> Result<(), ReportError> + 'e;
+
+/// Where a report's finished rows go (completeness columns and pseudonyms
+/// attached), batch by batch in output order: a renderer's files.
+pub trait Sink {
+    /// Writes one batch.
+    fn rows(&mut self, batch: &DataFrame) -> Result<(), ReportError>;
+}
+
+/// A sink that writes nothing: the run keeps what it keeps ([`Kept`]) and no more.
+impl Sink for () {
+    fn rows(&mut self, _: &DataFrame) -> Result<(), ReportError> {
+        Ok(())
+    }
+}
+
+/// What the run keeps of a report once its rows have gone to the sink.
+pub enum Kept {
+    /// The whole table: reports the size of the organizations, projects, trials or
+    /// changes, which the alerts, the attention list and the pages read by field.
+    Table(DataFrame),
+    /// The digest of a report built in batches: what the page and the summary
+    /// show of `compute_trends`.
+    Trends(Box<Digest>),
+}
+
+impl Kept {
+    /// Nothing yet, for a report built the way `build` says.
+    fn empty(build: Option<&Build>) -> Kept {
+        match build {
+            Some(Build::Batches(_)) => Kept::Trends(Box::default()),
+            _ => Kept::Table(DataFrame::empty()),
+        }
+    }
+
+    fn add(&mut self, report: &str, batch: DataFrame) -> Result<(), ReportError> {
+        match self {
+            Kept::Table(df) if df.width() == 0 => *df = batch,
+            Kept::Table(df) => {
+                df.vstack_mut_owned(batch)
+                    .map_err(pl(report, "keeping the table"))?;
+            }
+            Kept::Trends(digest) => digest.add(&batch)?,
+        }
+        Ok(())
+    }
+
+    /// The table, when the run keeps it whole.
+    pub fn table(&self) -> Option<&DataFrame> {
+        match self {
+            Kept::Table(df) => Some(df),
+            Kept::Trends(_) => None,
+        }
+    }
+}
+
+/// The completeness every built-in report's rows take, read on a thread of its own
+/// while the jobs start: a job's first batch waits for it. None when reading it
+/// failed (the run then reports that error, not the jobs').
+pub(crate) type Shared = OnceLock<Option<Completeness>>;
+
+/// The finishing of one report's batches: completeness columns, pseudonyms, the
+/// sink, and what is kept.
+pub(crate) struct Finisher<'a, S> {
+    pub report: &'a str,
+    pub sources: Option<crate::report::completeness::RowSources>,
+    pub complete: &'a Shared,
+    pub names: Option<(Pseudonyms, bool)>,
+    pub sink: S,
+    pub kept: Kept,
+    pub rows: usize,
+    /// The incomplete rows, for a report that carries `complete`.
+    pub incomplete: Option<IncompleteRows>,
+}
+
+impl<'a, S: Sink> Finisher<'a, S> {
+    pub(crate) fn new(
+        report: &'a str,
+        build: Option<&Build>,
+        complete: &'a Shared,
+        names: Option<(Pseudonyms, bool)>,
+        sink: S,
+    ) -> Self {
+        Finisher {
+            report,
+            sources: None,
+            complete,
+            names,
+            sink,
+            kept: Kept::empty(build),
+            rows: 0,
+            incomplete: None,
+        }
+    }
+
+    /// Attaches the completeness columns to every batch, by `sources`.
+    pub(crate) fn with_completeness(
+        mut self,
+        sources: Option<crate::report::completeness::RowSources>,
+    ) -> Self {
+        self.sources = sources;
+        self.incomplete = sources.map(|_| IncompleteRows::new(self.report));
+        self
+    }
+
+    /// One batch through to the sink and the kept part.
+    pub(crate) fn batch(&mut self, mut df: DataFrame) -> Result<(), ReportError> {
+        if let Some(sources) = self.sources {
+            let Some(complete) = self.complete.wait() else {
+                return Err(ReportError::NoCompleteness {
+                    report: self.report.to_string(),
+                });
+            };
+            df = complete.attach(self.report, sources, df)?;
+        }
+        if let Some((names, custom)) = &self.names {
+            df = crate::report::pii::redact(names, self.report, df, *custom)?;
+        }
+        self.rows += df.height();
+        if let Some(incomplete) = &mut self.incomplete {
+            incomplete.add(&df)?;
+        }
+        self.sink.rows(&df)?;
+        self.kept.add(self.report, df)
+    }
+}
+
+/// A sink that keeps the whole table, for the readers that want every row
+/// ([`crate::report::frames`]: alerts, tests).
+pub(crate) struct Whole {
+    report: String,
+    table: Option<DataFrame>,
+}
+
+impl Whole {
+    pub(crate) fn new(report: &str) -> Whole {
+        Whole {
+            report: report.to_string(),
+            table: None,
+        }
+    }
+
+    pub(crate) fn into_table(self) -> DataFrame {
+        self.table.unwrap_or_default()
+    }
+}
+
+impl Sink for Whole {
+    fn rows(&mut self, batch: &DataFrame) -> Result<(), ReportError> {
+        match &mut self.table {
+            None => self.table = Some(batch.clone()),
+            Some(df) => {
+                df.vstack_mut(batch)
+                    .map_err(pl(&self.report, "keeping the table"))?;
+            }
+        }
+        Ok(())
+    }
+}
