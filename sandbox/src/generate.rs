@@ -102,6 +102,7 @@ fn sizes(profile: Profile) -> Sizes {
         Profile::Medium => (2, 150, 30, 48, 2_000, 3_000),
         Profile::Large => (2, 380, 60, 118, 5_000, 10_000),
         Profile::Xlarge => (2, 3_800, 600, 1_198, 50_000, 100_000),
+        Profile::Xxlarge => (2, 7_600, 1_200, 2_396, 100_000, 200_000),
     };
     Sizes {
         white_labels,
@@ -1372,6 +1373,15 @@ mod tests {
         assert!((43_000..=57_000).contains(&u), "users {u}");
         assert!((88_000..=112_000).contains(&p), "projects {p}");
         assert_eq!(w.white_labels.len(), 2);
+    }
+
+    #[test]
+    fn xxlarge_profile_is_twice_xlarge() {
+        let w = generate(Profile::Xxlarge, 7, date());
+        let (o, u, p) = counts(&w);
+        assert!((8_600..=11_400).contains(&o), "orgs {o}");
+        assert!((86_000..=114_000).contains(&u), "users {u}");
+        assert!((176_000..=224_000).contains(&p), "projects {p}");
     }
 
     #[test]

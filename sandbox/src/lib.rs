@@ -105,6 +105,9 @@ pub enum Profile {
     /// About 5,000 organizations, 50,000 users, 100,000 projects (ten times `large`;
     /// a sync moves over 10 GB of JSON).
     Xlarge,
+    /// About 10,000 organizations, 100,000 users, 200,000 projects (twice `xlarge`;
+    /// a sync moves over 25 GB of JSON): for showing what stays flat with the world.
+    Xxlarge,
 }
 
 #[derive(Debug, Clone)]

@@ -988,6 +988,7 @@ async fn hammer(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn throughput() {
     let profile = match std::env::var("SANDBOX_BENCH_PROFILE").as_deref() {
+        Ok("xxlarge") => Profile::Xxlarge,
         Ok("xlarge") => Profile::Xlarge,
         Ok("large") => Profile::Large,
         Ok("medium") => Profile::Medium,

@@ -367,7 +367,19 @@ async fn measure_reports(bench: &Bench, figures: &mut Figures) -> Result<()> {
         ("report_seconds_min", min),
         ("report_seconds_max", max),
     ]);
-    figures.insert("reports", per_report(&bench.opts.db, &out)?);
+    let reports = per_report(&bench.opts.db, &out)?;
+    let all = reports["all"]["seconds"].as_f64().unwrap_or(f64::NAN);
+    let (copy, megabytes) = copy_floor(&bench.opts.db, &bench.dir.path().join("copy"))?;
+    crate::outln!(
+        "copying the output folder ({megabytes:.0} MB, `cp -r` on the same file system): median {copy:.2} s of {REPORT_RUNS}; all reports take {:.2}x the copy (target <= 1.5x)",
+        all / copy
+    );
+    figures.insert("reports", reports);
+    figures.rounded(&[
+        ("report_copy_seconds", copy),
+        ("report_output_megabytes", megabytes),
+        ("report_to_copy_ratio", all / copy),
+    ]);
     Ok(())
 }
 
@@ -451,6 +463,71 @@ async fn time_reports(
     Ok((times, files, rows))
 }
 
+/// Today (UTC), the as-of date of the benchmark's report runs.
+fn today() -> String {
+    chrono::Utc::now()
+        .date_naive()
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+/// `orgledger report` as of today over `db` into `out` in `formats`, saying its
+/// resources in its last (JSON) log line.
+fn report_command(
+    exe: &std::path::Path,
+    db: &std::path::Path,
+    out: &std::path::Path,
+    formats: &str,
+) -> Command {
+    let mut command = Command::new(exe);
+    command.args(["-v", "--log-format", "json", "report", "--as-of", &today()]);
+    command.args(["--format", formats]);
+    command.arg("--db").arg(db).arg("--out").arg(out);
+    command.env_remove("RUST_LOG");
+    command
+}
+
+/// The page-cache write floor of a report run: every report (CSV and JSON) written
+/// into `out` once, then its folder copied with `cp -r` to a new folder beside it
+/// [`REPORT_RUNS`] times. Returns the median copy time and the folder's size in MB.
+fn copy_floor(db: &std::path::Path, out: &std::path::Path) -> Result<(f64, f64)> {
+    let exe = std::env::current_exe().context("cannot find the orgledger executable")?;
+    let run = report_command(&exe, db, out, "csv,json")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .context("cannot run orgledger report")?;
+    if !run.success() {
+        bail!("orgledger report failed: {run}");
+    }
+    let folder = out.join(today());
+    let bytes: u64 = std::fs::read_dir(&folder)
+        .with_context(|| format!("cannot read {}", folder.display()))?
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    let mut times = Vec::with_capacity(REPORT_RUNS);
+    for i in 0..REPORT_RUNS {
+        let to = out.join(format!("copy-{i}"));
+        let started = Instant::now();
+        let copied = Command::new("cp")
+            .arg("-r")
+            .arg(&folder)
+            .arg(&to)
+            .status()
+            .context("cannot run cp")?;
+        times.push(started.elapsed().as_secs_f64());
+        if !copied.success() {
+            bail!("cp -r {} failed: {copied}", folder.display());
+        }
+        std::fs::remove_dir_all(&to).with_context(|| format!("cannot remove {}", to.display()))?;
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((times[times.len() / 2], bytes as f64 / 1e6))
+}
+
 /// Time, peak memory and CPU of each built-in report, and of all of them together,
 /// each run on its own in a child process `orgledger report` ([`REPORT_RUNS`] times).
 /// The child says its own peak (VmHWM) and CPU in its last debug log line: that is
@@ -461,28 +538,22 @@ async fn time_reports(
 /// returns the figures as JSON.
 fn per_report(db: &std::path::Path, out: &std::path::Path) -> Result<serde_json::Value> {
     let exe = std::env::current_exe().context("cannot find the orgledger executable")?;
-    let as_of = chrono::Utc::now()
-        .date_naive()
-        .format("%Y-%m-%d")
-        .to_string();
     let round = |v: f64| serde_json::json!((v * 100.0).round() / 100.0);
     let mut figures = serde_json::Map::new();
-    // Each report alone, all of them, and all of them with `index.html` and the
-    // organization pages (`--format html`).
+    // Each report alone, all of them, all of them with `index.html` and the
+    // organization pages (`--format html`), and all of them in every format.
     let runs = report::builtin_names()
         .map(|name| (name, Some(name), "csv,json"))
         .chain([
             ("all", None, "csv,json"),
             ("all_with_pages", None, "csv,json,html"),
+            ("all_formats", None, "csv,json,parquet,html,xlsx"),
         ]);
     for (label, name, formats) in runs {
         let (mut times, mut peak, mut cpu) = (Vec::with_capacity(REPORT_RUNS), 0.0f64, 0.0f64);
         for _ in 0..REPORT_RUNS {
-            let mut command = Command::new(&exe);
-            command.args(["-v", "--log-format", "json", "report", "--as-of", &as_of]);
-            command.args(["--format", formats]);
-            command.arg("--db").arg(db).arg("--out").arg(out);
-            command.args(name).env_remove("RUST_LOG");
+            let mut command = report_command(&exe, db, out, formats);
+            command.args(name);
             let started = Instant::now();
             let run = command
                 .stdout(Stdio::null())
