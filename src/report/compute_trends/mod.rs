@@ -44,9 +44,9 @@ use crate::report::frame::Kind;
 use crate::report::tables::TableError;
 use crate::report::{Ctx, daily};
 use polars::prelude::*;
-use series::{Calendar, UserDays, WhitelabelDays, growth};
+use series::{Calendar, UserDays, WhitelabelDays, growth, known};
 use std::collections::HashMap;
-use windows::{Day, Periods, Rows, Series};
+use windows::{Periods, Rows, Series};
 
 const REPORT: &str = "compute_trends";
 
@@ -291,7 +291,9 @@ fn people_rows(
         let mut readers = Vec::new();
         let mut inboxes = Vec::new();
         for k in 0..2 {
-            let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(1);
+            // A chunk is handed over, not queued: each reader is at most one chunk
+            // ahead of the writing.
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(0);
             let mine: Vec<daily::IdRange> = chunks.iter().copied().skip(k).step_by(2).collect();
             let own = OwnConnection::like(ctx);
             let reading = &reading;
@@ -342,10 +344,11 @@ fn people_rows(
 }
 
 /// One chunk of users, read: its output rows, and the days of its users that belong
-/// to a white label (`(white label, first day, days)`, in the order read).
+/// to a white label (`(white label, first day, days)`, in the order read; an
+/// unknown value counts as nothing in a sum, so it is 0 here).
 struct Chunk {
     rows: Rows,
-    whitelabel_days: Vec<(i64, i64, Vec<Day>)>,
+    whitelabel_days: Vec<(i64, i64, Vec<[f64; 3]>)>,
 }
 
 /// What a reader of chunks needs.
@@ -389,7 +392,7 @@ impl Reading<'_> {
                     },
                 );
                 if let Some(&label) = self.whitelabel_of.get(&user) {
-                    chunk.whitelabel_days.push((label, first, days.to_vec()));
+                    chunk.whitelabel_days.push((label, first, known(days)));
                 }
             });
             if out.send(chunk).is_err() {

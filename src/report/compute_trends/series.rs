@@ -107,6 +107,12 @@ impl UserDays {
     }
 }
 
+/// A user's days as a white label's sum takes them: an unknown value counts as
+/// nothing.
+pub(super) fn known(days: &[Day]) -> Vec<[f64; 3]> {
+    days.iter().map(|d| d.map(|v| v.unwrap_or(0.0))).collect()
+}
+
 /// White label series: the sum of their users' days (an unknown value counts as
 /// nothing), from a white label's first day with a user record to T.
 pub(super) struct WhitelabelDays {
@@ -131,8 +137,9 @@ impl WhitelabelDays {
         }
     }
 
-    /// Adds a user's dense series (from `first` to T) to its white label's.
-    pub(super) fn add(&mut self, label: i64, first: i64, days: &[Day]) {
+    /// Adds a user's dense series (from `first` to T, an unknown value as 0) to its
+    /// white label's.
+    pub(super) fn add(&mut self, label: i64, first: i64, days: &[[f64; 3]]) {
         let (Ok(w), Some(offset)) = (
             self.labels.binary_search(&label),
             self.calendar.offset(first),
@@ -143,7 +150,7 @@ impl WhitelabelDays {
         let sums = &mut self.sums[w * width + offset..(w + 1) * width];
         for (sum, day) in sums.iter_mut().zip(days) {
             for (s, v) in sum.iter_mut().zip(day) {
-                *s += v.unwrap_or(0.0);
+                *s += v;
             }
         }
         self.starts[w] = Some(self.starts[w].map_or(offset, |s| s.min(offset)));

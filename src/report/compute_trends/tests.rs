@@ -1,6 +1,6 @@
 //! Hand-computed expectations for compute_trends.
 
-use super::series::{Calendar, UserDays, WhitelabelDays};
+use super::series::{Calendar, UserDays, WhitelabelDays, known};
 use crate::calendar::parse_day;
 use crate::mirror::spec::*;
 use crate::report::testkit::*;
@@ -471,7 +471,7 @@ fn zero_filled_series_run_from_the_last_record_to_t_only() {
     users.drain(|user, first, days| {
         let compute: Vec<f64> = days.iter().map(|d| d[2].unwrap_or(f64::NAN)).collect();
         seen.push((user, first, compute));
-        whitelabels.add(1, first, days);
+        whitelabels.add(1, first, &known(days));
     });
     assert_eq!(
         seen,
