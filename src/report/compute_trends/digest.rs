@@ -186,14 +186,22 @@ fn latest_day_rows(t: &ComputeTrends<'_>) -> HashMap<i64, TopUser> {
 impl Window {
     /// The batch's series of this window (rows with a start and a finite compute
     /// time); the users are ranked with those of earlier batches and cut to the top.
+    /// A series' points become text only once it is kept: most users' are not.
     fn add(&mut self, t: &ComputeTrends<'_>, period: &str, ranks: &HashMap<i64, TopUser>) {
-        let (kind, id, name) = (&t.entity_type, &t.entity_id, &t.entity_name);
+        let (kind, id, name, start) = (
+            &t.entity_type,
+            &t.entity_id,
+            &t.entity_name,
+            &t.period_start,
+        );
         let mut index: HashMap<(&str, Option<i64>), usize> = HashMap::new();
-        let mut series: Vec<Gathered> = Vec::new();
+        // A series' rows of one period are consecutive: the last one is the usual hit.
+        let mut last: Option<((&str, Option<i64>), usize)> = None;
+        let mut series: Vec<(Gathered, Vec<(usize, f64)>)> = Vec::new();
         for r in 0..t.height() {
-            let (Some(k @ ("user" | "whitelabel")), Some(start), Some(v)) = (
+            let (Some(k @ ("user" | "whitelabel")), Some(day), Some(v)) = (
                 kind[r],
-                t.period_start[r],
+                start[r],
                 t.compute_seconds[r].filter(|v| v.is_finite()),
             ) else {
                 continue;
@@ -201,32 +209,50 @@ impl Window {
             if t.period[r] != Some(period) {
                 continue;
             }
-            self.starts.insert(start.to_string());
-            let s = *index.entry((k, id[r])).or_insert_with(|| {
-                series.push(Gathered {
-                    entity_type: k.to_string(),
-                    entity_id: id[r],
-                    name: name[r].unwrap_or("?").to_string(),
-                    points: Vec::new(),
-                    total: 0.0,
-                    rank: id[r]
-                        .and_then(|u| ranks.get(&u))
-                        .filter(|_| k == "user")
-                        .cloned(),
-                });
-                series.len() - 1
-            });
-            series[s].points.push((start.to_string(), v));
-            series[s].total += v;
-        }
-        for s in series {
-            if s.entity_type == "whitelabel" {
-                self.whitelabels.push(s);
-            } else {
-                self.users.push(s);
+            if !self.starts.contains(day) {
+                self.starts.insert(day.to_string());
             }
+            let key = (k, id[r]);
+            let s = match last {
+                Some((seen, s)) if seen == key => s,
+                _ => {
+                    let s = *index.entry(key).or_insert_with(|| {
+                        let rank = id[r].and_then(|u| ranks.get(&u)).filter(|_| k == "user");
+                        series.push((
+                            Gathered {
+                                entity_type: k.to_string(),
+                                entity_id: id[r],
+                                name: name[r].unwrap_or("?").to_string(),
+                                points: Vec::new(),
+                                total: 0.0,
+                                rank: rank.cloned(),
+                            },
+                            Vec::new(),
+                        ));
+                        series.len() - 1
+                    });
+                    last = Some((key, s));
+                    s
+                }
+            };
+            series[s].1.push((r, v));
+            series[s].0.total += v;
         }
         let order = if period == "day" { by_rank } else { by_total };
+        let (labels, mut users): (Vec<_>, Vec<_>) = series
+            .into_iter()
+            .partition(|(g, _)| g.entity_type == "whitelabel");
+        users.sort_by(|a, b| order(&a.0, &b.0));
+        users.truncate(TOP_USERS);
+        let text = |(mut g, rows): (Gathered, Vec<(usize, f64)>)| {
+            g.points = rows
+                .into_iter()
+                .filter_map(|(r, v)| Some((start[r]?.to_string(), v)))
+                .collect();
+            g
+        };
+        self.whitelabels.extend(labels.into_iter().map(text));
+        self.users.extend(users.into_iter().map(text));
         self.users.sort_by(order);
         self.users.truncate(TOP_USERS);
     }
