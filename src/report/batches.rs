@@ -52,23 +52,24 @@ impl Kept {
 
     fn add(&mut self, report: &str, batch: DataFrame) -> Result<(), ReportError> {
         match self {
-            Kept::Table(df) if df.width() == 0 => *df = batch,
-            Kept::Table(df) => {
-                df.vstack_mut_owned(batch)
-                    .map_err(pl(report, "keeping the table"))?;
-            }
+            Kept::Table(df) => append(report, df, batch)?,
             Kept::Trends(digest) => digest.add(&batch)?,
         }
         Ok(())
     }
+}
 
-    /// The table, when the run keeps it whole.
-    pub fn table(&self) -> Option<&DataFrame> {
-        match self {
-            Kept::Table(df) => Some(df),
-            Kept::Trends(_) => None,
-        }
+/// Appends a batch to a table kept whole (the empty frame takes the first batch as
+/// it is, columns and all).
+fn append(report: &str, table: &mut DataFrame, batch: DataFrame) -> Result<(), ReportError> {
+    if table.width() == 0 {
+        *table = batch;
+        return Ok(());
     }
+    table
+        .vstack_mut_owned(batch)
+        .map_err(pl(report, "keeping the table"))?;
+    Ok(())
 }
 
 /// The completeness every built-in report's rows take, read on a thread of its own
@@ -146,31 +147,24 @@ impl<'a, S: Sink> Finisher<'a, S> {
 /// ([`crate::report::frames`]: alerts, tests).
 pub(crate) struct Whole {
     report: String,
-    table: Option<DataFrame>,
+    table: DataFrame,
 }
 
 impl Whole {
     pub(crate) fn new(report: &str) -> Whole {
         Whole {
             report: report.to_string(),
-            table: None,
+            table: DataFrame::empty(),
         }
     }
 
     pub(crate) fn into_table(self) -> DataFrame {
-        self.table.unwrap_or_default()
+        self.table
     }
 }
 
 impl Sink for Whole {
     fn rows(&mut self, batch: &DataFrame) -> Result<(), ReportError> {
-        match &mut self.table {
-            None => self.table = Some(batch.clone()),
-            Some(df) => {
-                df.vstack_mut(batch)
-                    .map_err(pl(&self.report, "keeping the table"))?;
-            }
-        }
-        Ok(())
+        append(&self.report, &mut self.table, batch.clone())
     }
 }

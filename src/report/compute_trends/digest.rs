@@ -114,13 +114,6 @@ pub struct Digest {
 }
 
 impl Digest {
-    /// The digest of a whole table.
-    pub fn of(df: &DataFrame) -> Result<Digest, ReportError> {
-        let mut digest = Digest::default();
-        digest.add(df)?;
-        Ok(digest)
-    }
-
     /// Takes in one batch of the report's rows, in output order.
     pub fn add(&mut self, df: &DataFrame) -> Result<(), ReportError> {
         let t = ComputeTrends::read(df)?;
