@@ -45,7 +45,7 @@ impl Kept {
     /// Nothing yet, for a report built the way `build` says.
     fn empty(build: Option<&Build>) -> Kept {
         match build {
-            Some(Build::Batches(_)) => Kept::Trends(Box::default()),
+            Some(Build::Digested(_)) => Kept::Trends(Box::default()),
             _ => Kept::Table(DataFrame::empty()),
         }
     }

@@ -67,33 +67,84 @@ pub fn read_sql(
     params: &Params,
     needs: &[(&str, Kind)],
 ) -> Result<DataFrame, ReportError> {
+    let mut whole = None;
+    read_sql_batches(
+        conn,
+        extract,
+        (part, sql),
+        params,
+        needs,
+        usize::MAX,
+        &mut |df| {
+            whole = Some(df);
+            Ok(())
+        },
+    )?;
+    // `read_sql_batches` hands over one frame at least, here the only one.
+    Ok(whole.unwrap_or_default())
+}
+
+/// Runs a statement and hands its rows to `each` in frames of at most `rows` rows,
+/// in the statement's order; a result without rows is one empty frame (with its
+/// columns). A column keeps its declared kind in every frame; one without a declared
+/// kind (or `Number`) takes its type from each frame's values, so a job that reads
+/// in batches declares every column it reads.
+pub fn read_sql_batches(
+    conn: &Connection,
+    extract: &Extract,
+    (part, sql): (&str, &str),
+    params: &Params,
+    needs: &[(&str, Kind)],
+    rows: usize,
+    each: &mut dyn FnMut(DataFrame) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
     let started = std::time::Instant::now();
     let mut stmt = prepare(conn, extract, part, sql, params, needs)?;
     let names: Vec<String> = stmt.column_names().map(|s| s.to_string()).collect();
-    let mut builders: Vec<Builder> = names
-        .iter()
-        .map(|name| {
-            let hint = needs.iter().find(|(n, _)| n == name).map(|(_, k)| *k);
-            Builder::new(hint)
-        })
-        .collect();
-    let mut rows = stmt.raw_query();
-    while let Some(row) = rows.next().map_err(query_err(extract, part))? {
+    let hint = |name: &String| needs.iter().find(|(n, _)| n == name).map(|(_, k)| *k);
+    let new_builders = || {
+        names
+            .iter()
+            .map(|n| Builder::new(hint(n)))
+            .collect::<Vec<_>>()
+    };
+    let mut builders = new_builders();
+    let (mut height, mut total, mut handed) = (0, 0, false);
+    let mut result = stmt.raw_query();
+    while let Some(row) = result.next().map_err(query_err(extract, part))? {
         for (i, builder) in builders.iter_mut().enumerate() {
             let value = row.get_ref(i).map_err(query_err(extract, part))?;
             builder
                 .push(value)
                 .map_err(|misfit| bad_value(extract, part, &names[i], misfit))?;
         }
+        height += 1;
+        if height == rows {
+            let full = std::mem::replace(&mut builders, new_builders());
+            each(frame_of(extract, &names, full, height)?)?;
+            (total, height, handed) = (total + height, 0, true);
+        }
     }
-    let height = builders.first().map_or(0, |b| b.len);
+    if height > 0 || !handed {
+        each(frame_of(extract, &names, builders, height)?)?;
+    }
     tracing::debug!(
         report = %extract.report,
         part,
-        rows = height,
+        rows = total + height,
         ms = started.elapsed().as_millis() as u64,
         "query read"
     );
+    Ok(())
+}
+
+/// The frame of `height` rows the builders hold.
+fn frame_of(
+    extract: &Extract,
+    names: &[String],
+    builders: Vec<Builder>,
+    height: usize,
+) -> Result<DataFrame, ReportError> {
     let columns: Vec<Column> = names
         .iter()
         .zip(builders)
@@ -104,6 +155,7 @@ pub fn read_sql(
         "building the frame of a query",
     ))
 }
+
 /// Prepares a statement, binds the parameters and checks that every needed column is
 /// there.
 fn prepare<'c>(

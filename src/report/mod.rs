@@ -11,14 +11,16 @@
 //!
 //! Reading: the mirror is opened read-only and the as-of views of
 //! `mirror::asof` make every table show the state at the end of day T (UTC),
-//! so the SQL never mentions history. Reports are built on up to four threads, each
-//! with its own read-only connection (SQLite reads are single-threaded per connection).
+//! so the SQL never mentions history. Reports are built on up to four threads
+//! ([`cores`]: a job starts once the cores it keeps busy are free), each with its
+//! own read-only connection (SQLite reads are single-threaded per connection).
 
 pub(crate) mod attention;
 pub mod batches;
 pub mod changes;
 pub(crate) mod cols;
 pub(crate) mod completeness;
+mod cores;
 pub(crate) mod daily;
 pub mod error;
 pub(crate) mod frame;
@@ -50,7 +52,6 @@ use crate::mirror::asof;
 use chrono::NaiveDate;
 use frame::Kind;
 use polars::prelude::DataFrame;
-use rayon::prelude::*;
 use registry::{Build, Builtin};
 use rusqlite::Connection;
 use rusqlite::types::Value;
@@ -222,6 +223,27 @@ impl Ctx<'_> {
             part,
             &Self::params(self.as_of),
             needs,
+        )
+    }
+
+    /// Runs a section of the report's SQL as of T, handing its rows to `each` in
+    /// frames of at most `rows` rows ([`frame::read_sql_batches`]).
+    pub(crate) fn read_batches(
+        &self,
+        part: &str,
+        needs: &[(&str, Kind)],
+        rows: usize,
+        each: &mut dyn FnMut(DataFrame) -> Result<(), ReportError>,
+    ) -> Result<(), ReportError> {
+        let sql = self.extract.part(part)?;
+        frame::read_sql_batches(
+            self.conn,
+            self.extract,
+            (part, sql),
+            &Self::params(self.as_of),
+            needs,
+            rows,
+            each,
         )
     }
 
@@ -423,9 +445,9 @@ fn cost(job: &Job) -> u8 {
 
 /// Builds every job; results come back in job order.
 ///
-/// The jobs run on a pool of up to four threads, the heaviest first, each on a
-/// read-only connection of its own (SQLite reads are single-threaded per
-/// connection), while the completeness every built-in report's rows take is read
+/// The jobs run on up to four threads, the heaviest first, each once the threads
+/// it keeps busy fit in the free cores ([`cores`]), each on a read-only connection
+/// of its own (SQLite reads are single-threaded per connection), while the completeness every built-in report's rows take is read
 /// once on `first_conn`, on a thread of its own: a job's first batch waits for it.
 fn build_all<S: Sink + Send>(
     opts: &ReportOptions,
@@ -435,18 +457,16 @@ fn build_all<S: Sink + Send>(
 ) -> Result<Vec<Built<S>>, ReportError> {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| cost(&jobs[i]));
-    let threads = std::thread::available_parallelism()
+    let slots: Vec<cores::Slot> = order
+        .into_iter()
+        .map(|index| cores::Slot {
+            index,
+            threads: jobs[index].builtin.map_or(1, |b| b.threads),
+        })
+        .collect();
+    let machine = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
-        .clamp(1, 4)
-        .min(jobs.len().max(1));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("report-{i}"))
-        .build()
-        .map_err(|e| ReportError::Io {
-            path: opts.db.clone(),
-            cause: std::io::Error::other(format!("cannot start the report threads: {e}")),
-        })?;
+        .clamp(1, 4);
     let complete = batches::Shared::new();
     let shared = &complete;
     let (read, built) = std::thread::scope(|scope| {
@@ -462,15 +482,8 @@ fn build_all<S: Sink + Send>(
             let _ = shared.set(kept);
             outcome
         });
-        let built = pool.install(|| {
-            order
-                .par_iter()
-                .with_max_len(1)
-                .map(|&i| {
-                    guarded(&jobs[i].name, || build_one(opts, &jobs[i], &complete, open))
-                        .map(|b| (i, b))
-                })
-                .collect::<Result<Vec<_>, _>>()
+        let built = cores::run("report", machine, &slots, |i| {
+            guarded(&jobs[i].name, || build_one(opts, &jobs[i], &complete, open))
         });
         (error::unpanicked("completeness", reader.join()), built)
     });
@@ -498,7 +511,9 @@ fn build_one<S: Sink>(
         .with_completeness(job.builtin.and_then(|b| b.completeness));
     with_ctx_as_of(opts, &job.extract, opts.as_of, |ctx| match build {
         Some(Build::Table(table)) => out.batch(table(ctx)?),
-        Some(Build::Batches(rows)) => rows(ctx, &mut |batch| out.batch(batch)),
+        Some(Build::Batches(rows) | Build::Digested(rows)) => {
+            rows(ctx, &mut |batch| out.batch(batch))
+        }
         None => out.batch(custom(ctx)?),
     })?;
     tracing::debug!(

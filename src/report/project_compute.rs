@@ -3,6 +3,7 @@
 //! budget used, a flag at the threshold (80 % by default) and its deletion date.
 
 use crate::report::Ctx;
+use crate::report::batches::Emit;
 use crate::report::cols::project;
 use crate::report::completeness::{Completeness, Source, Sources};
 use crate::report::error::{ReportError, pl};
@@ -30,26 +31,30 @@ pub const COLUMNS: &[&str] = &[
     "deleted_date",
 ];
 
-pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
+/// What the extract's rows hold.
+const READ: &[(&str, Kind)] = &[
+    ("project_id", Kind::Int),
+    ("project_name", Kind::Text),
+    ("organization_id", Kind::Int),
+    ("organization_name", Kind::Text),
+    ("period_start", Kind::Text),
+    ("period_end", Kind::Text),
+    ("time_used_ms", Kind::Int),
+    ("time_left_ms", Kind::Int),
+    ("last_accessed", Kind::Text),
+    ("deleted_date", Kind::Text),
+];
+
+/// Projects per batch: each row stands alone, so a batch only bounds what the
+/// reading holds (a text cell is a string of its own until the batch is a frame).
+const BATCH_ROWS: usize = 16_384;
+
+pub fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
     let report = ctx.report();
-    let df = ctx.read(
-        "main",
-        &[
-            ("project_id", Kind::Int),
-            ("project_name", Kind::Text),
-            ("organization_id", Kind::Int),
-            ("organization_name", Kind::Text),
-            ("period_start", Kind::Text),
-            ("period_end", Kind::Text),
-            ("time_used_ms", Kind::Int),
-            ("time_left_ms", Kind::Int),
-            ("last_accessed", Kind::Text),
-            ("deleted_date", Kind::Text),
-        ],
-    )?;
-    let mut df = df;
-    add_flag(report, &mut df, ctx.thresholds.flag_pct)?;
-    project(report, &df, COLUMNS)
+    ctx.read_batches("main", READ, BATCH_ROWS, &mut |mut df| {
+        add_flag(report, &mut df, ctx.thresholds.flag_pct)?;
+        emit(project(report, &df, COLUMNS)?)
+    })
 }
 
 /// Adds `pct_used` = 100 × used / (used + left) (empty without a budget), `flagged`

@@ -29,16 +29,27 @@ pub struct Builtin {
     /// Relative cost (lowest first): the heaviest reports start first, so a run
     /// ends when its longest report does.
     pub(crate) cost: u8,
+    /// The threads the job keeps busy: one, or its own readers' too. A job starts
+    /// once that many cores are free (`crate::report::cores`).
+    pub(crate) threads: usize,
 }
+
+/// A job that hands its rows over in batches.
+pub(crate) type Rows = fn(&Ctx<'_>, &mut Emit<'_>) -> Result<(), ReportError>;
 
 /// How a job makes its table.
 pub(crate) enum Build {
     /// The whole table at once: reports the size of the organizations, projects,
     /// trials or changes.
     Table(fn(&Ctx<'_>) -> Result<DataFrame, ReportError>),
-    /// The table in batches, in output order, never held whole: reports the size
-    /// of the users times their periods (`crate::report::batches`).
-    Batches(fn(&Ctx<'_>, &mut Emit<'_>) -> Result<(), ReportError>),
+    /// The table in batches, in output order, kept whole once finished: reports the
+    /// size of the projects, whose reading (a row's text held cell by cell) would
+    /// otherwise take several times the table.
+    Batches(Rows),
+    /// The table in batches, in output order, never held whole: the run keeps its
+    /// digest. Reports the size of the users times their periods
+    /// (`crate::report::batches`).
+    Digested(Rows),
 }
 
 /// The built-in reports, in the order they are listed and written.
@@ -50,6 +61,7 @@ pub const BUILTIN: &[Builtin] = &[
         build: Build::Table(entitlements::build),
         completeness: Some(entitlements::row_sources),
         cost: 2,
+        threads: 1,
     },
     Builtin {
         name: "trials",
@@ -58,22 +70,25 @@ pub const BUILTIN: &[Builtin] = &[
         build: Build::Table(trials::build),
         completeness: None,
         cost: 3,
+        threads: 1,
     },
     Builtin {
         name: "project_compute",
         about: "each project's compute used against its budget",
         sql: include_str!("../../queries/project_compute.sql"),
-        build: Build::Table(project_compute::build),
+        build: Build::Batches(project_compute::build),
         completeness: Some(project_compute::row_sources),
         cost: 3,
+        threads: 1,
     },
     Builtin {
         name: "compute_trends",
         about: "compute time per user, white label and organization by day, week and month",
         sql: include_str!("../../queries/compute_trends.sql"),
-        build: Build::Batches(compute_trends::build),
+        build: Build::Digested(compute_trends::build),
         completeness: Some(compute_trends::row_sources),
         cost: 0,
+        threads: compute_trends::THREADS,
     },
     Builtin {
         name: "usage_summary",
@@ -82,6 +97,7 @@ pub const BUILTIN: &[Builtin] = &[
         build: Build::Table(usage_summary::build),
         completeness: Some(usage_summary::row_sources),
         cost: 1,
+        threads: 1,
     },
     Builtin {
         name: changes::REPORT,
@@ -90,6 +106,7 @@ pub const BUILTIN: &[Builtin] = &[
         build: Build::Table(changes::build),
         completeness: None,
         cost: 3,
+        threads: 1,
     },
 ];
 

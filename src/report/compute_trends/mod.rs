@@ -227,6 +227,13 @@ impl Names {
     }
 }
 
+/// The connections that read the users' days at once, in turn.
+const READERS: usize = 2;
+
+/// The threads the job keeps busy: its readers, and its own (the rows and their
+/// writing).
+pub(crate) const THREADS: usize = READERS + 1;
+
 /// Users' and white labels' output rows, from the daily metrics, handed to `emit`
 /// a chunk of users at a time, in chunk order, then the white labels' in one batch;
 /// `names` gets the users' and white labels' names.
@@ -290,11 +297,12 @@ fn people_rows(
     std::thread::scope(|scope| -> Result<(), ReportError> {
         let mut readers = Vec::new();
         let mut inboxes = Vec::new();
-        for k in 0..2 {
+        for k in 0..READERS {
             // A chunk is handed over, not queued: each reader is at most one chunk
             // ahead of the writing.
             let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(0);
-            let mine: Vec<daily::IdRange> = chunks.iter().copied().skip(k).step_by(2).collect();
+            let mine: Vec<daily::IdRange> =
+                chunks.iter().copied().skip(k).step_by(READERS).collect();
             let own = OwnConnection::like(ctx);
             let reading = &reading;
             readers.push(scope.spawn(move || own.run(|ctx| reading.chunks(ctx, &mine, &tx))));
@@ -303,7 +311,7 @@ fn people_rows(
         let mut written = Ok(());
         for i in 0..chunks.len() {
             // A reader that failed stops sending; its error comes from its join.
-            let Ok(chunk) = inboxes[i % 2].recv() else {
+            let Ok(chunk) = inboxes[i % READERS].recv() else {
                 break;
             };
             for (label, first, days) in &chunk.whitelabel_days {
