@@ -6,6 +6,7 @@ use crate::report::frame::fmt_f64;
 use crate::report::tables::{self, Entitlements};
 use crate::report::units::metric_label;
 use polars::prelude::DataFrame;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// How a column's cells are written.
@@ -95,7 +96,7 @@ pub struct Carries {
 pub struct Table {
     pub cols: &'static [Col],
     /// Cell text, column by column.
-    pub cells: Vec<Vec<String>>,
+    pub cells: Vec<Texts>,
     /// Each row's status (a CSS class of the page), when the table has one.
     pub status: Vec<Option<String>>,
     /// Each row's completeness: None when complete or not said, else what is missing.
@@ -115,7 +116,7 @@ impl Table {
         let Some(df) = df else {
             return Ok(Table {
                 cols,
-                cells: cols.iter().map(|_| Vec::new()).collect(),
+                cells: cols.iter().map(|_| Texts::default()).collect(),
                 status: Vec::new(),
                 missing: Vec::new(),
                 rows: HashMap::new(),
@@ -165,40 +166,50 @@ impl Table {
 }
 
 /// A column's cells as the page writes them ("" for unknown).
-fn texts(t: &tables::Table<'_>, col: &Col) -> Result<Vec<String>, ReportError> {
-    let text = |v: Option<String>| v.unwrap_or_default();
-    Ok(match col.show {
-        Show::Text => t
-            .text(col.column)?
-            .into_iter()
-            .map(|v| text(v.map(str::to_string)))
-            .collect(),
-        Show::Day => t
-            .text(col.column)?
-            .into_iter()
-            .map(|v| text(v.map(|d| d.get(..10).unwrap_or(d).to_string())))
-            .collect(),
-        Show::Metric => t
-            .text(col.column)?
-            .into_iter()
-            .map(|v| text(v.map(|m| metric_label(m).to_string())))
-            .collect(),
-        Show::Pct => t
-            .float(col.column)?
-            .into_iter()
-            .map(|v| text(v.map(|p| format!("{p:.1} %"))))
-            .collect(),
-        Show::Number => t
-            .float(col.column)?
-            .into_iter()
-            .map(|v| text(v.map(fmt_f64)))
-            .collect(),
-        Show::Bool => t
-            .flag(col.column)?
-            .into_iter()
-            .map(|v| text(v.map(|b| if b { "yes" } else { "no" }.to_string())))
-            .collect(),
-    })
+fn texts(t: &tables::Table<'_>, col: &Col) -> Result<Texts, ReportError> {
+    let mut out = Texts::default();
+    match col.show {
+        Show::Text => out.extend(t.text(col.column)?, |v| v.into()),
+        Show::Day => out.extend(t.text(col.column)?, |d| d.get(..10).unwrap_or(d).into()),
+        Show::Metric => out.extend(t.text(col.column)?, |m| metric_label(m).into()),
+        Show::Pct => out.extend(t.float(col.column)?, |p| format!("{p:.1} %").into()),
+        Show::Number => out.extend(t.float(col.column)?, |v| fmt_f64(v).into()),
+        Show::Bool => out.extend(t.flag(col.column)?, |b| if b { "yes" } else { "no" }.into()),
+    }
+    Ok(out)
+}
+
+/// A column's cell texts in one buffer. A table holds every project of the world
+/// for the pages; a string of its own per cell costs an allocation and 24 bytes
+/// besides a text of about ten, so the cells would take several times their text.
+#[derive(Default)]
+pub struct Texts {
+    text: String,
+    /// Where each cell's text ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl Texts {
+    /// Adds a cell per value, `show`ing the known ones ("" for unknown).
+    fn extend<'v, T>(&mut self, values: Vec<Option<T>>, show: impl Fn(T) -> Cow<'v, str>) {
+        self.ends.reserve(values.len());
+        for value in values {
+            if let Some(value) = value {
+                self.text.push_str(&show(value));
+            }
+            self.ends.push(self.text.len());
+        }
+    }
+
+    /// Cell `r`'s text.
+    pub fn get(&self, r: usize) -> &str {
+        let start = match r {
+            0 => 0,
+            _ => self.ends.get(r - 1).copied().unwrap_or(0),
+        };
+        let end = self.ends.get(r).copied().unwrap_or(start);
+        self.text.get(start..end).unwrap_or("")
+    }
 }
 
 /// The organizations the pages are for (those of `entitlements`: every one not
@@ -265,6 +276,19 @@ pub fn metric_facts(
 mod tests {
     use super::*;
     use crate::report::testkit::all_frames;
+
+    #[test]
+    fn cells_read_back_as_written_unknown_ones_empty() {
+        let mut cells = Texts::default();
+        cells.extend(
+            vec![Some("alpha"), None, Some(""), Some("déjà vu")],
+            Cow::from,
+        );
+        cells.extend(vec![Some(12.345), None], |p| format!("{p:.1} %").into());
+        let read: Vec<&str> = (0..6).map(|r| cells.get(r)).collect();
+        assert_eq!(read, ["alpha", "", "", "déjà vu", "12.3 %", ""]);
+        assert_eq!(cells.get(6), "", "past the end is empty, not a panic");
+    }
 
     #[test]
     fn every_column_a_page_table_shows_is_one_its_report_builds() {

@@ -97,7 +97,7 @@ fn table(t: &Table, org: i64, empty: &str) -> Markup {
                 tr { @for c in t.cols { th { (c.header) } } @if flagged { th { "complete" } } } "\n"
                 @for &r in rows {
                     tr class=[t.status.get(r).cloned().flatten()] {
-                        @for cells in &t.cells { td { (cells[r]) } }
+                        @for cells in &t.cells { td { (cells.get(r)) } }
                         @if flagged {
                             td {
                                 @match t.missing.get(r).cloned().flatten() {
