@@ -12,6 +12,7 @@ use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
 use crate::report::tables::{Table, TableError};
 use polars::prelude::*;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The windows, in days.
 pub const WINDOWS: [i64; 2] = [7, 30];
@@ -27,20 +28,6 @@ pub const COLUMNS: &[&str] = &[
     "projects_added",
     "projects_deleted",
     "storage_growth_bytes",
-    "active_users",
-    "stale_projects",
-    "pending_users",
-    "users_without_mfa",
-    "suspended_users",
-];
-
-/// Count columns: 0 when nothing matched (as opposed to storage growth, unknown
-/// when nobody in the scope has daily metrics).
-const COUNTS: &[&str] = &[
-    "users_added",
-    "users_deleted",
-    "projects_added",
-    "projects_deleted",
     "active_users",
     "stale_projects",
     "pending_users",
@@ -84,187 +71,281 @@ fn storage_column(days: i64) -> String {
     format!("storage_delta_{days}d")
 }
 
-/// The extract, read once and shared by both windows.
-struct Inputs {
-    scopes: DataFrame,
-    people: DataFrame,
-    departed: DataFrame,
-    /// Each project twice: once in its organization, once in its white label.
-    scoped_projects: LazyFrame,
-    /// (scope, scope_id, user_id), once each.
-    members: LazyFrame,
-    storage: DataFrame,
+/// The scope kinds, as the extract names them; a row of another kind has no scope
+/// in the list and counts nowhere.
+const KINDS: [&str; 2] = ["organization", "whitelabel"];
+
+/// Rows per batch of the people and projects sections: what is held at once is a
+/// batch and each scope's counts, never every person or project.
+const BATCH_ROWS: usize = 16_384;
+
+/// A scope: its kind (an index of [`KINDS`]) and id.
+type Scope = (usize, i64);
+
+fn scope_of(kind: Option<&str>, id: Option<i64>) -> Option<Scope> {
+    Some((KINDS.iter().position(|k| Some(*k) == kind)?, id?))
+}
+
+/// One scope's figures in one window.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    users_added: i64,
+    users_deleted: i64,
+    projects_added: i64,
+    projects_deleted: i64,
+    active_users: i64,
+    stale_projects: i64,
+    pending_users: i64,
+    users_without_mfa: i64,
+    suspended_users: i64,
+    /// Unknown while no member has a storage figure in the window.
+    storage_growth_bytes: Option<f64>,
+}
+
+/// Every scope's figures, one [`Tally`] per window of [`WINDOWS`].
+type Tallies = HashMap<Scope, [Tally; WINDOWS.len()]>;
+
+/// The last `days` days up to the as-of date, both ends included.
+fn within(day: Option<i64>, today: i64, days: i64) -> bool {
+    day.is_some_and(|d| d > today - days && d <= today)
+}
+
+/// Adds 1 to `n` when `hit`.
+fn count(n: &mut i64, hit: bool) {
+    *n += i64::from(hit);
 }
 
 pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
-    let report = ctx.report();
-    let inputs = read_inputs(ctx)?;
-    let windows: Vec<LazyFrame> = WINDOWS.iter().map(|&w| window(&inputs, ctx, w)).collect();
-    let fill: Vec<Expr> = COUNTS
-        .iter()
-        .map(|c| col(*c).fill_null(lit(0i64)))
-        .collect();
-    let df = concat(windows, UnionArgs::default())
-        .map_err(pl(report, "stacking windows"))?
-        .with_columns(fill)
-        .sort(
-            ["scope", "id", "window_days"],
-            SortMultipleOptions::default(),
-        )
-        .collect()
-        .map_err(pl(report, "counting per scope"))?;
-    project(report, &df, COLUMNS)
+    let mut tallies = Tallies::new();
+    let members = count_people(ctx, &mut tallies)?;
+    count_departures(ctx, &mut tallies)?;
+    count_projects(ctx, &mut tallies)?;
+    add_storage(ctx, &members, &mut tallies)?;
+    let scopes = ctx.read("scopes", SCOPES)?;
+    let df = rows(ctx.report(), &scopes, &tallies)?;
+    project(ctx.report(), &df, COLUMNS)
 }
 
-fn read_inputs(ctx: &Ctx<'_>) -> Result<Inputs, ReportError> {
-    let scopes = ctx.read("scopes", SCOPES)?;
-    let people = ctx.read("people", PEOPLE)?;
-    let departed = ctx.read("departed", DEPARTED)?;
-    let projects = ctx.read("projects", PROJECTS)?;
-    let storage = storage::read(ctx)?;
-    Ok(Inputs {
-        scopes,
-        members: members_per_scope(&people),
-        people,
-        departed,
-        scoped_projects: projects_per_scope(ctx.report(), projects)?,
-        storage,
+/// Members who joined or were active in each window, and the snapshot counts.
+/// Returns the members of each scope, once each (in scope order, so the storage
+/// sums add up in one order, run after run).
+fn count_people(
+    ctx: &Ctx<'_>,
+    tallies: &mut Tallies,
+) -> Result<BTreeSet<(Scope, i64)>, ReportError> {
+    let (report, today) = (ctx.report(), ctx.today);
+    let mut members = BTreeSet::new();
+    ctx.read_batches("people", PEOPLE, BATCH_ROWS, &mut |df| {
+        let t = Table::new(report, &df);
+        let (kind, id, user) = (t.text("scope")?, t.int("scope_id")?, t.int("user_id")?);
+        let (joined, seen) = (t.int("joined")?, t.int("last_seen")?);
+        let (pending, mfa, suspended) = (
+            t.int("pending")?,
+            t.int("mfa_configured")?,
+            t.int("suspended")?,
+        );
+        for r in 0..t.height() {
+            let Some(scope) = scope_of(kind[r], id[r]) else {
+                continue;
+            };
+            if let Some(user) = user[r] {
+                members.insert((scope, user));
+            }
+            let tally = tallies.entry(scope).or_default();
+            for (w, days) in tally.iter_mut().zip(WINDOWS) {
+                count(&mut w.users_added, within(joined[r], today, days));
+                count(&mut w.active_users, within(seen[r], today, days));
+                count(&mut w.pending_users, pending[r] == Some(1));
+                count(&mut w.users_without_mfa, mfa[r] == Some(0));
+                count(&mut w.suspended_users, suspended[r] == Some(1));
+            }
+        }
+        Ok(())
+    })?;
+    Ok(members)
+}
+
+/// People who left each scope in each window, each person once.
+fn count_departures(ctx: &Ctx<'_>, tallies: &mut Tallies) -> Result<(), ReportError> {
+    let (report, today) = (ctx.report(), ctx.today);
+    let df = ctx.read("departed", DEPARTED)?;
+    let t = Table::new(report, &df);
+    let (kind, id, user, removed) = (
+        t.text("scope")?,
+        t.int("scope_id")?,
+        t.int("user_id")?,
+        t.int("removed_at")?,
+    );
+    let mut gone: HashSet<(Scope, usize, Option<i64>)> = HashSet::new();
+    for r in 0..t.height() {
+        let Some(scope) = scope_of(kind[r], id[r]) else {
+            continue;
+        };
+        for (w, days) in WINDOWS.into_iter().enumerate() {
+            if within(removed[r], today, days) && gone.insert((scope, w, user[r])) {
+                tallies.entry(scope).or_default()[w].users_deleted += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Projects created and deleted in each window, and live projects not accessed
+/// since the stale threshold; each project counts in its organization and in its
+/// white label.
+fn count_projects(ctx: &Ctx<'_>, tallies: &mut Tallies) -> Result<(), ReportError> {
+    let (report, today) = (ctx.report(), ctx.today);
+    let stale_before = today - ctx.thresholds.stale_days;
+    ctx.read_batches("projects", PROJECTS, BATCH_ROWS, &mut |df| {
+        let t = Table::new(report, &df);
+        let (org, wl) = (t.int("organization_id")?, t.int("whitelabel_id")?);
+        let (created, deleted) = (t.int("created")?, t.int("deleted_date")?);
+        let (accessed, removed) = (t.int("last_accessed")?, t.int("removed_at")?);
+        for r in 0..t.height() {
+            let live = removed[r].is_none() && deleted[r].is_none_or(|d| d > today);
+            let stale = live && accessed[r].is_some_and(|a| a < stale_before);
+            for scope in [
+                scope_of(Some(KINDS[0]), org[r]),
+                scope_of(Some(KINDS[1]), wl[r]),
+            ] {
+                let Some(scope) = scope else { continue };
+                let tally = tallies.entry(scope).or_default();
+                for (w, days) in tally.iter_mut().zip(WINDOWS) {
+                    let gone = within(deleted[r], today, days)
+                        || (deleted[r].is_none() && within(removed[r], today, days));
+                    count(&mut w.projects_added, within(created[r], today, days));
+                    count(&mut w.projects_deleted, gone);
+                    count(&mut w.stale_projects, stale);
+                }
+            }
+        }
+        Ok(())
     })
 }
 
-/// Each project counts in its organization and in its white label.
-fn projects_per_scope(report: &str, projects: DataFrame) -> Result<LazyFrame, ReportError> {
-    Ok(concat(
-        [
-            projects.clone().lazy().with_columns([
-                lit("organization").alias("scope"),
-                col("organization_id").alias("scope_id"),
-            ]),
-            projects.lazy().with_columns([
-                lit("whitelabel").alias("scope"),
-                col("whitelabel_id").alias("scope_id"),
-            ]),
-        ],
-        UnionArgs::default(),
-    )
-    .map_err(pl(report, "projects per scope"))?
-    .filter(col("scope_id").is_not_null()))
-}
-
-fn members_per_scope(people: &DataFrame) -> LazyFrame {
-    people
-        .clone()
-        .lazy()
-        .filter(col("scope_id").is_not_null())
-        .select([col("scope"), col("scope_id"), col("user_id")])
-        .unique(None, UniqueKeepStrategy::First)
-}
-
-/// The last `days` days up to the as-of date, both ends included.
-fn within(c: &str, today: i64, days: i64) -> Expr {
-    col(c).gt(lit(today - days)).and(col(c).lt_eq(lit(today)))
-}
-
-/// How many rows of a group match.
-fn count(e: Expr, name: &str) -> Expr {
-    e.sum().cast(DataType::Int64).alias(name.to_string())
-}
-
-fn by_scope() -> [Expr; 2] {
-    [col("scope"), col("scope_id")]
-}
-
-/// One row per scope for the window of `days`: every count joined to the scope list.
-fn window(inputs: &Inputs, ctx: &Ctx<'_>, days: i64) -> LazyFrame {
-    let today = ctx.today;
-    let counts = [
-        people_counts(inputs, today, days),
-        departures(inputs, today, days),
-        project_counts(inputs, today, days, today - ctx.thresholds.stale_days),
-        storage_growth(inputs, days),
-    ];
-    let mut lf = inputs
-        .scopes
-        .clone()
-        .lazy()
-        .with_column(lit(days).alias("window_days"));
-    for agg in counts {
-        lf = lf.join(
-            agg,
-            [col("scope"), col("id")],
-            by_scope(),
-            JoinArgs::new(JoinType::Left),
-        );
-    }
-    lf
-}
-
-/// Members who joined or were active in the window, and the snapshot counts.
-fn people_counts(inputs: &Inputs, today: i64, days: i64) -> LazyFrame {
-    inputs.people.clone().lazy().group_by(by_scope()).agg([
-        count(within("joined", today, days), "users_added"),
-        count(within("last_seen", today, days), "active_users"),
-        count(col("pending").eq(lit(1)), "pending_users"),
-        count(col("mfa_configured").eq(lit(0)), "users_without_mfa"),
-        count(col("suspended").eq(lit(1)), "suspended_users"),
-    ])
-}
-
-/// People who left the scope in the window.
-fn departures(inputs: &Inputs, today: i64, days: i64) -> LazyFrame {
-    inputs
-        .departed
-        .clone()
-        .lazy()
-        .filter(within("removed_at", today, days))
-        .group_by(by_scope())
-        .agg([col("user_id")
-            .n_unique()
-            .cast(DataType::Int64)
-            .alias("users_deleted")])
-}
-
-/// Projects created and deleted in the window, and live projects not accessed
-/// since `stale_before`.
-fn project_counts(inputs: &Inputs, today: i64, days: i64, stale_before: i64) -> LazyFrame {
-    let within = |c: &str| within(c, today, days);
-    let live = col("removed_at").is_null().and(
-        col("deleted_date")
-            .is_null()
-            .or(col("deleted_date").gt(lit(today))),
-    );
-    inputs.scoped_projects.clone().group_by(by_scope()).agg([
-        count(within("created"), "projects_added"),
-        count(
-            within("deleted_date").or(col("deleted_date").is_null().and(within("removed_at"))),
-            "projects_deleted",
-        ),
-        count(
-            live.and(col("last_accessed").lt(lit(stale_before))),
-            "stale_projects",
-        ),
-    ])
-}
-
-/// The members' storage deltas in the window, summed per scope (members without
+/// The members' storage deltas in each window, summed per scope (members without
 /// daily metrics in the window add nothing).
-fn storage_growth(inputs: &Inputs, days: i64) -> LazyFrame {
-    let delta = storage_column(days);
-    inputs
-        .members
-        .clone()
-        .join(
-            inputs
-                .storage
-                .clone()
-                .lazy()
-                .filter(col(delta.as_str()).is_not_null()),
-            [col("user_id")],
-            [col("user_id")],
-            JoinArgs::new(JoinType::Inner),
-        )
-        .group_by(by_scope())
-        .agg([col(delta.as_str()).sum().alias("storage_growth_bytes")])
+fn add_storage(
+    ctx: &Ctx<'_>,
+    members: &BTreeSet<(Scope, i64)>,
+    tallies: &mut Tallies,
+) -> Result<(), ReportError> {
+    let df = storage::read(ctx)?;
+    let t = Table::new(ctx.report(), &df);
+    let users = t.int("user_id")?;
+    let deltas = WINDOWS
+        .iter()
+        .map(|&w| t.float(&storage_column(w)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let row_of: HashMap<i64, usize> = users
+        .iter()
+        .enumerate()
+        .filter_map(|(r, u)| Some(((*u)?, r)))
+        .collect();
+    for &(scope, user) in members {
+        let Some(&r) = row_of.get(&user) else {
+            continue;
+        };
+        let tally = tallies.entry(scope).or_default();
+        for (w, delta) in tally.iter_mut().zip(&deltas) {
+            if let Some(delta) = delta[r] {
+                w.storage_growth_bytes = Some(w.storage_growth_bytes.unwrap_or(0.0) + delta);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A count column: its name and its figure in a [`Tally`].
+type Count = (&'static str, fn(&Tally) -> i64);
+
+/// The count columns, in output order.
+const COUNTS: &[Count] = &[
+    ("users_added", |t| t.users_added),
+    ("users_deleted", |t| t.users_deleted),
+    ("projects_added", |t| t.projects_added),
+    ("projects_deleted", |t| t.projects_deleted),
+    ("active_users", |t| t.active_users),
+    ("stale_projects", |t| t.stale_projects),
+    ("pending_users", |t| t.pending_users),
+    ("users_without_mfa", |t| t.users_without_mfa),
+    ("suspended_users", |t| t.suspended_users),
+];
+
+/// One row per scope of the list and window, by scope, id and window.
+fn rows(report: &str, scopes: &DataFrame, tallies: &Tallies) -> Result<DataFrame, ReportError> {
+    let t = Table::new(report, scopes);
+    let (kind, id, name) = (t.text("scope")?, t.int("id")?, t.text("name")?);
+    let mut order: Vec<usize> = (0..t.height()).collect();
+    order.sort_by(|&a, &b| (kind[a], id[a]).cmp(&(kind[b], id[b])));
+    let n = order.len() * WINDOWS.len();
+    let mut out = Columns::with_capacity(n);
+    let none = [Tally::default(); WINDOWS.len()];
+    for r in order {
+        let tally = scope_of(kind[r], id[r])
+            .and_then(|s| tallies.get(&s))
+            .unwrap_or(&none);
+        for (w, days) in tally.iter().zip(WINDOWS) {
+            out.push((kind[r], id[r], name[r], days), w);
+        }
+    }
+    out.frame(n).map_err(pl(report, "counting per scope"))
+}
+
+/// A row's scope kind, id, name and window.
+type Key<'a> = (Option<&'a str>, Option<i64>, Option<&'a str>, i64);
+
+/// The output columns, filled row by row. The counts are 0 when nothing matched;
+/// the storage growth is unknown when no member has daily metrics in the window.
+struct Columns<'a> {
+    keys: Vec<Key<'a>>,
+    tallies: Vec<Tally>,
+}
+
+impl<'a> Columns<'a> {
+    fn with_capacity(n: usize) -> Self {
+        Columns {
+            keys: Vec::with_capacity(n),
+            tallies: Vec::with_capacity(n),
+        }
+    }
+
+    fn push(&mut self, key: Key<'a>, tally: &Tally) {
+        self.keys.push(key);
+        self.tallies.push(*tally);
+    }
+
+    fn frame(self, height: usize) -> PolarsResult<DataFrame> {
+        let mut columns = vec![
+            Column::new(
+                "scope".into(),
+                self.keys.iter().map(|k| k.0).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "id".into(),
+                self.keys.iter().map(|k| k.1).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "name".into(),
+                self.keys.iter().map(|k| k.2).collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "window_days".into(),
+                self.keys.iter().map(|k| k.3).collect::<Vec<_>>(),
+            ),
+        ];
+        for &(name, value) in COUNTS {
+            let values: Vec<i64> = self.tallies.iter().map(value).collect();
+            columns.push(Column::new(name.into(), values));
+        }
+        let storage: Vec<Option<f64>> = self
+            .tallies
+            .iter()
+            .map(|t| t.storage_growth_bytes)
+            .collect();
+        columns.push(Column::new("storage_growth_bytes".into(), storage));
+        DataFrame::new(height, columns)
+    }
 }
 
 /// The completeness of each row (`crate::report::completeness`): an organization's
