@@ -16,7 +16,7 @@ use orgledger::sync;
 use orgledger_sandbox::{Profile, SandboxHandle};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// A client paced to 250 requests per second, so a Small sync lasts long enough for
@@ -255,20 +255,48 @@ async fn another_process_writing_the_mirror_mid_sync_makes_the_sync_wait_not_fai
     assert!(writes >= 2, "only {writes} writes during the sync");
 }
 
-/// `orgledger check` over and over until `stop`: every outcome that was not
-/// "sound", with what it said, and how many ran.
-fn check_loop(db: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<(usize, Vec<String>)> {
+/// `orgledger check` over and over until `stop`, counting the finished runs in
+/// `runs`: every outcome that was not "sound", with what it said.
+fn check_loop(
+    db: PathBuf,
+    stop: Arc<AtomicBool>,
+    runs: Arc<AtomicUsize>,
+) -> std::thread::JoinHandle<Vec<String>> {
     std::thread::spawn(move || {
-        let (mut runs, mut failed) = (0, Vec::new());
+        let mut failed = Vec::new();
         while !stop.load(Ordering::SeqCst) {
             let (code, out, err) = common::outputs(common::orgledger(&db).arg("check"));
-            runs += 1;
+            runs.fetch_add(1, Ordering::SeqCst);
             if code != Some(0) || !out.contains("sound") {
                 failed.push(format!("exit {code:?}\n{out}{err}"));
             }
         }
-        (runs, failed)
+        failed
     })
+}
+
+/// Syncs a day further at least `min` times, and on until `runs` has reached
+/// `min` as well (at most `most` syncs): on a loaded machine a check takes longer
+/// than a sync of the small world, and the checks must have run beside the syncs.
+async fn sync_days_beside(
+    sb: &SandboxHandle,
+    sync: impl Fn(&SandboxHandle) -> (Option<i32>, String, String),
+    runs: &AtomicUsize,
+    (min, most): (usize, usize),
+) -> Vec<(Option<i32>, String, String)> {
+    let mut syncs = Vec::new();
+    for day in 0..most {
+        if day >= min && runs.load(Ordering::SeqCst) >= min {
+            break;
+        }
+        assert_eq!(
+            common::admin_post(sb, "/sandbox/advance?days=1").await,
+            200,
+            "day {day}"
+        );
+        syncs.push(sync(sb));
+    }
+    syncs
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -281,7 +309,8 @@ async fn check_in_a_loop_during_syncs_backups_exports_and_reports_finds_nothing_
     let (code, _, err) = sync(&sb);
     assert_eq!(code, Some(0), "first sync: {err}");
     let stop = Arc::new(AtomicBool::new(false));
-    let checks = check_loop(db.clone(), stop.clone());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let checks = check_loop(db.clone(), stop.clone(), runs.clone());
     // The other readers, from processes of their own, beside the first of the syncs.
     let readers = {
         let (db, out) = (db.clone(), dir.path().to_path_buf());
@@ -303,18 +332,11 @@ async fn check_in_a_loop_during_syncs_backups_exports_and_reports_finds_nothing_
                 .collect::<Vec<_>>()
         })
     };
-    let mut syncs = Vec::new();
-    for day in 0..3 {
-        assert_eq!(
-            common::admin_post(&sb, "/sandbox/advance?days=1").await,
-            200,
-            "day {day}"
-        );
-        syncs.push(sync(&sb));
-    }
+    let syncs = sync_days_beside(&sb, sync, &runs, (3, 20)).await;
     let readers = readers.join().expect("readers");
     stop.store(true, Ordering::SeqCst);
-    let (runs, failed) = checks.join().expect("check loop");
+    let failed = checks.join().expect("check loop");
+    let runs = runs.load(Ordering::SeqCst);
     for (i, (code, _, err)) in syncs.iter().enumerate() {
         assert_eq!(*code, Some(0), "sync {i} refused or failed: {err}");
     }
