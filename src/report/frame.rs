@@ -58,6 +58,11 @@ pub fn read_part(
     read_sql(conn, extract, part, sql, params, needs)
 }
 
+/// Rows per frame for a job that reads an extract in batches: a batch bounds what
+/// the reading holds (a text cell is a string of its own until its batch is a
+/// frame) and what the job derives from it, never every row at once.
+pub(crate) const BATCH_ROWS: usize = 16_384;
+
 /// Runs a statement (see [`read_part`]).
 pub fn read_sql(
     conn: &Connection,

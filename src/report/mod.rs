@@ -227,12 +227,11 @@ impl Ctx<'_> {
     }
 
     /// Runs a section of the report's SQL as of T, handing its rows to `each` in
-    /// frames of at most `rows` rows ([`frame::read_sql_batches`]).
+    /// frames of at most [`frame::BATCH_ROWS`] rows ([`frame::read_sql_batches`]).
     pub(crate) fn read_batches(
         &self,
         part: &str,
         needs: &[(&str, Kind)],
-        rows: usize,
         each: &mut dyn FnMut(DataFrame) -> Result<(), ReportError>,
     ) -> Result<(), ReportError> {
         let sql = self.extract.part(part)?;
@@ -242,7 +241,7 @@ impl Ctx<'_> {
             (part, sql),
             &Self::params(self.as_of),
             needs,
-            rows,
+            frame::BATCH_ROWS,
             each,
         )
     }

@@ -45,13 +45,9 @@ const READ: &[(&str, Kind)] = &[
     ("deleted_date", Kind::Text),
 ];
 
-/// Projects per batch: each row stands alone, so a batch only bounds what the
-/// reading holds (a text cell is a string of its own until the batch is a frame).
-const BATCH_ROWS: usize = 16_384;
-
 pub fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
     let report = ctx.report();
-    ctx.read_batches("main", READ, BATCH_ROWS, &mut |mut df| {
+    ctx.read_batches("main", READ, &mut |mut df| {
         add_flag(report, &mut df, ctx.thresholds.flag_pct)?;
         emit(project(report, &df, COLUMNS)?)
     })

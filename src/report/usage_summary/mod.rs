@@ -75,10 +75,6 @@ fn storage_column(days: i64) -> String {
 /// in the list and counts nowhere.
 const KINDS: [&str; 2] = ["organization", "whitelabel"];
 
-/// Rows per batch of the people and projects sections: what is held at once is a
-/// batch and each scope's counts, never every person or project.
-const BATCH_ROWS: usize = 16_384;
-
 /// A scope: its kind (an index of [`KINDS`]) and id.
 type Scope = (usize, i64);
 
@@ -135,7 +131,7 @@ fn count_people(
 ) -> Result<BTreeSet<(Scope, i64)>, ReportError> {
     let (report, today) = (ctx.report(), ctx.today);
     let mut members = BTreeSet::new();
-    ctx.read_batches("people", PEOPLE, BATCH_ROWS, &mut |df| {
+    ctx.read_batches("people", PEOPLE, &mut |df| {
         let t = Table::new(report, &df);
         let (kind, id, user) = (t.text("scope")?, t.int("scope_id")?, t.int("user_id")?);
         let (joined, seen) = (t.int("joined")?, t.int("last_seen")?);
@@ -196,7 +192,7 @@ fn count_departures(ctx: &Ctx<'_>, tallies: &mut Tallies) -> Result<(), ReportEr
 fn count_projects(ctx: &Ctx<'_>, tallies: &mut Tallies) -> Result<(), ReportError> {
     let (report, today) = (ctx.report(), ctx.today);
     let stale_before = today - ctx.thresholds.stale_days;
-    ctx.read_batches("projects", PROJECTS, BATCH_ROWS, &mut |df| {
+    ctx.read_batches("projects", PROJECTS, &mut |df| {
         let t = Table::new(report, &df);
         let (org, wl) = (t.int("organization_id")?, t.int("whitelabel_id")?);
         let (created, deleted) = (t.int("created")?, t.int("deleted_date")?);
@@ -204,16 +200,20 @@ fn count_projects(ctx: &Ctx<'_>, tallies: &mut Tallies) -> Result<(), ReportErro
         for r in 0..t.height() {
             let live = removed[r].is_none() && deleted[r].is_none_or(|d| d > today);
             let stale = live && accessed[r].is_some_and(|a| a < stale_before);
+            // (added, deleted) in each window, the same in both of its scopes.
+            let facts = WINDOWS.map(|days| {
+                let gone = within(deleted[r], today, days)
+                    || (deleted[r].is_none() && within(removed[r], today, days));
+                (within(created[r], today, days), gone)
+            });
             for scope in [
                 scope_of(Some(KINDS[0]), org[r]),
                 scope_of(Some(KINDS[1]), wl[r]),
             ] {
                 let Some(scope) = scope else { continue };
                 let tally = tallies.entry(scope).or_default();
-                for (w, days) in tally.iter_mut().zip(WINDOWS) {
-                    let gone = within(deleted[r], today, days)
-                        || (deleted[r].is_none() && within(removed[r], today, days));
-                    count(&mut w.projects_added, within(created[r], today, days));
+                for (w, (added, gone)) in tally.iter_mut().zip(facts) {
+                    count(&mut w.projects_added, added);
                     count(&mut w.projects_deleted, gone);
                     count(&mut w.stale_projects, stale);
                 }
@@ -272,80 +272,52 @@ const COUNTS: &[Count] = &[
     ("suspended_users", |t| t.suspended_users),
 ];
 
-/// One row per scope of the list and window, by scope, id and window.
+/// One row per scope of the list and window, by scope, id and window. The counts
+/// are 0 when nothing matched; the storage growth is unknown when no member has
+/// daily metrics in the window.
 fn rows(report: &str, scopes: &DataFrame, tallies: &Tallies) -> Result<DataFrame, ReportError> {
     let t = Table::new(report, scopes);
     let (kind, id, name) = (t.text("scope")?, t.int("id")?, t.text("name")?);
     let mut order: Vec<usize> = (0..t.height()).collect();
     order.sort_by(|&a, &b| (kind[a], id[a]).cmp(&(kind[b], id[b])));
-    let n = order.len() * WINDOWS.len();
-    let mut out = Columns::with_capacity(n);
+    // Each output row: the scope's row of the list, and the window's index.
+    let out: Vec<(usize, usize)> = order
+        .into_iter()
+        .flat_map(|r| (0..WINDOWS.len()).map(move |w| (r, w)))
+        .collect();
     let none = [Tally::default(); WINDOWS.len()];
-    for r in order {
-        let tally = scope_of(kind[r], id[r])
-            .and_then(|s| tallies.get(&s))
-            .unwrap_or(&none);
-        for (w, days) in tally.iter().zip(WINDOWS) {
-            out.push((kind[r], id[r], name[r], days), w);
-        }
+    let figures: Vec<Tally> = out
+        .iter()
+        .map(|&(r, w)| {
+            let tally = scope_of(kind[r], id[r]).and_then(|s| tallies.get(&s));
+            tally.unwrap_or(&none)[w]
+        })
+        .collect();
+    let mut columns = vec![
+        Column::new(
+            "scope".into(),
+            out.iter().map(|&(r, _)| kind[r]).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "id".into(),
+            out.iter().map(|&(r, _)| id[r]).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "name".into(),
+            out.iter().map(|&(r, _)| name[r]).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "window_days".into(),
+            out.iter().map(|&(_, w)| WINDOWS[w]).collect::<Vec<_>>(),
+        ),
+    ];
+    for &(column, value) in COUNTS {
+        let values: Vec<i64> = figures.iter().map(value).collect();
+        columns.push(Column::new(column.into(), values));
     }
-    out.frame(n).map_err(pl(report, "counting per scope"))
-}
-
-/// A row's scope kind, id, name and window.
-type Key<'a> = (Option<&'a str>, Option<i64>, Option<&'a str>, i64);
-
-/// The output columns, filled row by row. The counts are 0 when nothing matched;
-/// the storage growth is unknown when no member has daily metrics in the window.
-struct Columns<'a> {
-    keys: Vec<Key<'a>>,
-    tallies: Vec<Tally>,
-}
-
-impl<'a> Columns<'a> {
-    fn with_capacity(n: usize) -> Self {
-        Columns {
-            keys: Vec::with_capacity(n),
-            tallies: Vec::with_capacity(n),
-        }
-    }
-
-    fn push(&mut self, key: Key<'a>, tally: &Tally) {
-        self.keys.push(key);
-        self.tallies.push(*tally);
-    }
-
-    fn frame(self, height: usize) -> PolarsResult<DataFrame> {
-        let mut columns = vec![
-            Column::new(
-                "scope".into(),
-                self.keys.iter().map(|k| k.0).collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "id".into(),
-                self.keys.iter().map(|k| k.1).collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "name".into(),
-                self.keys.iter().map(|k| k.2).collect::<Vec<_>>(),
-            ),
-            Column::new(
-                "window_days".into(),
-                self.keys.iter().map(|k| k.3).collect::<Vec<_>>(),
-            ),
-        ];
-        for &(name, value) in COUNTS {
-            let values: Vec<i64> = self.tallies.iter().map(value).collect();
-            columns.push(Column::new(name.into(), values));
-        }
-        let storage: Vec<Option<f64>> = self
-            .tallies
-            .iter()
-            .map(|t| t.storage_growth_bytes)
-            .collect();
-        columns.push(Column::new("storage_growth_bytes".into(), storage));
-        DataFrame::new(height, columns)
-    }
+    let storage: Vec<Option<f64>> = figures.iter().map(|t| t.storage_growth_bytes).collect();
+    columns.push(Column::new("storage_growth_bytes".into(), storage));
+    DataFrame::new(out.len(), columns).map_err(pl(report, "counting per scope"))
 }
 
 /// The completeness of each row (`crate::report::completeness`): an organization's
