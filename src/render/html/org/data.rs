@@ -2,10 +2,11 @@
 //! columns as text, read once for every page, with each organization's rows.
 
 use crate::report::ReportError;
+use crate::report::error::pl;
 use crate::report::frame::fmt_f64;
 use crate::report::tables::{self, Entitlements};
 use crate::report::units::metric_label;
-use polars::prelude::DataFrame;
+use polars::prelude::{DataFrame, IdxCa, IdxSize};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -165,6 +166,61 @@ impl Table {
     }
 }
 
+/// A report table's rows by organization, read once, so that the pages take the
+/// rows of a range of organizations at a time ([`ByOrg::table`]) and never hold
+/// the cells of every organization's rows at once.
+pub struct ByOrg<'a> {
+    report: &'static str,
+    df: Option<&'a DataFrame>,
+    cols: &'static [Col],
+    carries: Carries,
+    rows: HashMap<i64, Vec<IdxSize>>,
+}
+
+impl<'a> ByOrg<'a> {
+    /// `report`'s frame `df` (none without one), shown as `cols`.
+    pub fn of(
+        report: &'static str,
+        df: Option<&'a DataFrame>,
+        cols: &'static [Col],
+        carries: Carries,
+    ) -> Result<Self, ReportError> {
+        let mut rows: HashMap<i64, Vec<IdxSize>> = HashMap::new();
+        if let Some(df) = df {
+            let t = tables::Table::new(report, df);
+            for (r, org) in t.int("organization_id")?.into_iter().enumerate() {
+                if let (Some(org), Ok(r)) = (org, IdxSize::try_from(r)) {
+                    rows.entry(org).or_default().push(r);
+                }
+            }
+        }
+        Ok(ByOrg {
+            report,
+            df,
+            cols,
+            carries,
+            rows,
+        })
+    }
+
+    /// The table of the rows of the organizations `orgs`.
+    pub fn table(&self, orgs: &[i64]) -> Result<Table, ReportError> {
+        let Some(df) = self.df else {
+            return Table::of(self.report, None, self.cols, self.carries);
+        };
+        let picked: Vec<IdxSize> = orgs
+            .iter()
+            .filter_map(|org| self.rows.get(org))
+            .flatten()
+            .copied()
+            .collect();
+        let rows = df
+            .take(&IdxCa::from_vec("row".into(), picked))
+            .map_err(pl(self.report, "taking the organizations' rows"))?;
+        Table::of(self.report, Some(&rows), self.cols, self.carries)
+    }
+}
+
 /// A column's cells as the page writes them ("" for unknown).
 fn texts(t: &tables::Table<'_>, col: &Col) -> Result<Texts, ReportError> {
     let mut out = Texts::default();
@@ -288,6 +344,37 @@ mod tests {
         let read: Vec<&str> = (0..6).map(|r| cells.get(r)).collect();
         assert_eq!(read, ["alpha", "", "", "déjà vu", "12.3 %", ""]);
         assert_eq!(cells.get(6), "", "past the end is empty, not a panic");
+    }
+
+    #[test]
+    fn a_range_of_organizations_gets_exactly_their_rows_as_the_whole_table_shows_them() {
+        let frames = all_frames();
+        let df = frames.get("entitlements");
+        let whole = Table::of("entitlements", df, LIMITS, LIMITS_CARRY).expect("table");
+        let by_org = ByOrg::of("entitlements", df, LIMITS, LIMITS_CARRY).expect("rows");
+        let mut orgs: Vec<i64> = whole.rows.keys().copied().collect();
+        orgs.sort_unstable();
+        assert_eq!(orgs.len(), 2, "the test world has two organizations");
+        let (org, other) = (orgs[1], orgs[0]);
+        let range = by_org.table(&[org]).expect("one organization's rows");
+        assert!(
+            range.of_org(other).is_empty(),
+            "no row of another organization"
+        );
+        type Row = (Vec<String>, Option<String>, Option<String>);
+        let rows = |t: &Table| -> Vec<Row> {
+            t.of_org(org)
+                .iter()
+                .map(|&r| {
+                    let cells = t.cells.iter().map(|c| c.get(r).to_string()).collect();
+                    (cells, t.status[r].clone(), t.missing[r].clone())
+                })
+                .collect()
+        };
+        assert!(!whole.of_org(org).is_empty());
+        assert_eq!(rows(&range), rows(&whole));
+        let both = by_org.table(&[org, other]).expect("both");
+        assert_eq!(rows(&both), rows(&whole));
     }
 
     #[test]
