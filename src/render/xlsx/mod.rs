@@ -108,7 +108,11 @@ impl Book {
         let mut names = sheet::SheetNames::default();
         names.claim(action::SHEET);
         names.claim(ABOUT);
-        let mut first = Worksheet::new();
+        // Constant memory like the report sheets: over `xxlarge` the sheet's rows
+        // with incomplete figures alone took about 30 MB as cells in memory.
+        let mut first = workbook
+            .new_worksheet_with_constant_memory()
+            .map_err(xlsx)?;
         action::write(&mut first, attention, info.as_of, f).map_err(xlsx)?;
         workbook.push_worksheet(first);
         let mut sheets = Vec::new();
