@@ -120,8 +120,14 @@ async fn an_outage_longer_than_the_limit_ends_partial_with_one_error() {
         1,
         "one error, not one per document: {messages:?}"
     );
+    // How long it waited is measured, not the limit: on a loaded machine the
+    // request that finds the limit spent can come seconds after it ran out.
+    let waited: Option<u64> = messages[0]
+        .strip_prefix("the service was unreachable for ")
+        .and_then(|rest| rest.split_once(" s from "))
+        .and_then(|(secs, _)| secs.parse().ok());
     assert!(
-        messages[0].starts_with("the service was unreachable for 1 s from ")
+        waited.is_some_and(|s| (1..20).contains(&s))
             && messages[0].contains("HTTP 503")
             && messages[0].contains("documents not fetched"),
         "{}",
