@@ -15,9 +15,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// (`purge_delay`, 1000 ms); mimalloc 2 did after 10 ms. A report frees and
 /// allocates tens of MB from one step to the next (the jobs, the attention list,
 /// the pages, the workbook), and with a second's delay each step's peak stacked on
-/// the last one's leftovers: every report in every format over `xxlarge` peaked at
-/// 369 MB with 1000 ms and 334 MB with 10 ms, in the same time; a sync peaks lower
-/// too, for a few percent more CPU (docs/performance.md).
+/// the last one's leftovers: every report in every format over `xlarge` peaked at
+/// 272 MB with 1000 ms and 236 MB with 10 ms, in the same time (71.9 s and 71.1 s);
+/// a sync peaks lower too, for more CPU (docs/performance.md).
 const PURGE_DELAY_MS: std::ffi::c_long = 10;
 
 /// Sets the purge delay, unless `MIMALLOC_PURGE_DELAY` says another (mimalloc
