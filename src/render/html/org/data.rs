@@ -124,12 +124,7 @@ impl Table {
             });
         };
         let t = tables::Table::new(report, df);
-        let mut rows: HashMap<i64, Vec<usize>> = HashMap::new();
-        for (r, org) in t.int("organization_id")?.into_iter().enumerate() {
-            if let Some(org) = org {
-                rows.entry(org).or_default().push(r);
-            }
-        }
+        let rows = rows_by_org(&t)?;
         let none = vec![None; t.height()];
         let status = match carries.status {
             true => t
@@ -174,7 +169,7 @@ pub struct ByOrg<'a> {
     df: Option<&'a DataFrame>,
     cols: &'static [Col],
     carries: Carries,
-    rows: HashMap<i64, Vec<IdxSize>>,
+    rows: HashMap<i64, Vec<usize>>,
 }
 
 impl<'a> ByOrg<'a> {
@@ -185,15 +180,10 @@ impl<'a> ByOrg<'a> {
         cols: &'static [Col],
         carries: Carries,
     ) -> Result<Self, ReportError> {
-        let mut rows: HashMap<i64, Vec<IdxSize>> = HashMap::new();
-        if let Some(df) = df {
-            let t = tables::Table::new(report, df);
-            for (r, org) in t.int("organization_id")?.into_iter().enumerate() {
-                if let (Some(org), Ok(r)) = (org, IdxSize::try_from(r)) {
-                    rows.entry(org).or_default().push(r);
-                }
-            }
-        }
+        let rows = match df {
+            Some(df) => rows_by_org(&tables::Table::new(report, df))?,
+            None => HashMap::new(),
+        };
         Ok(ByOrg {
             report,
             df,
@@ -212,13 +202,24 @@ impl<'a> ByOrg<'a> {
             .iter()
             .filter_map(|org| self.rows.get(org))
             .flatten()
-            .copied()
+            .filter_map(|&r| IdxSize::try_from(r).ok())
             .collect();
         let rows = df
             .take(&IdxCa::from_vec("row".into(), picked))
             .map_err(pl(self.report, "taking the organizations' rows"))?;
         Table::of(self.report, Some(&rows), self.cols, self.carries)
     }
+}
+
+/// Each organization's rows of a table, in table order.
+fn rows_by_org(t: &tables::Table<'_>) -> Result<HashMap<i64, Vec<usize>>, ReportError> {
+    let mut rows: HashMap<i64, Vec<usize>> = HashMap::new();
+    for (r, org) in t.int("organization_id")?.into_iter().enumerate() {
+        if let Some(org) = org {
+            rows.entry(org).or_default().push(r);
+        }
+    }
+    Ok(rows)
 }
 
 /// A column's cells as the page writes them ("" for unknown).
