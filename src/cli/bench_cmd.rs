@@ -731,7 +731,7 @@ async fn time_alerts(db: &std::path::Path, dir: &std::path::Path) -> Result<(f64
     ropts.out_root = dir.join("alert-reports");
     let outcome = tokio::task::spawn_blocking(move || crate::render::run(&ropts)).await??;
     let started = Instant::now();
-    crate::alerts::run(&opts, Some(outcome.frames)).await?;
+    crate::alerts::run(&opts, Some(outcome.tables.frames)).await?;
     Ok((first_s, started.elapsed().as_secs_f64(), first.events.len()))
 }
 

@@ -16,9 +16,10 @@ mod tests;
 
 pub use summary::summary;
 
-use crate::report::{Format, Kept, Plan, ReportError, ReportOptions, attention, compute_trends};
+use crate::report::{
+    Format, Kept, KeptTables, Plan, ReportError, ReportOptions, attention, compute_trends,
+};
 use chrono::NaiveDate;
-use polars::prelude::DataFrame;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -63,10 +64,10 @@ pub struct ReportOutcome {
     pub pages: Vec<WrittenFile>,
     /// `manifest.json`.
     pub manifest: PathBuf,
-    /// The tables the run keeps whole (pseudonymized when `redact_pii`): every
-    /// report but `compute_trends`, whose rows went to its files batch by batch.
-    pub frames: BTreeMap<String, DataFrame>,
-    /// The rows that need action, read from `frames` once (the summary and the HTML
+    /// The tables the run keeps (pseudonymized when `redact_pii`): every report but
+    /// `compute_trends`, whose rows went to its files batch by batch.
+    pub tables: KeptTables,
+    /// The rows that need action, read from `tables` once (the summary and the HTML
     /// page both show these).
     pub attention: attention::Attention,
     /// The top compute users of the last 30 days (the first ten), when
@@ -122,7 +123,7 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
 
     let mut files = Vec::new();
     let mut sheets = Vec::new();
-    let mut frames = BTreeMap::new();
+    let mut tables = KeptTables::default();
     let mut trends = None;
     let mut incomplete = BTreeMap::new();
     for b in built {
@@ -134,12 +135,15 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
         sheets.extend(report_sheets);
         match b.kept {
             Kept::Table(df) => {
-                frames.insert(b.name, df);
+                tables.frames.insert(b.name, df);
+            }
+            Kept::Spilled(spill) => {
+                tables.spilled.insert(b.name, spill);
             }
             Kept::Trends(digest) => trends = Some(*digest),
         }
     }
-    let attention = attention::Attention::of_run(&frames, &incomplete, opts.as_of)?;
+    let attention = attention::Attention::of_run(&tables, &incomplete, opts.as_of)?;
     let top_users = trends.as_ref().map(|d| d.top_users().to_vec());
     let generated_at = crate::mirror::now_text();
     let info = html::PageInfo {
@@ -152,7 +156,7 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
     };
     let mut pages = Vec::new();
     let mut book = book.map(Arc::try_unwrap);
-    // Built from `frames` and `trends`, which the engine has already pseudonymized.
+    // Built from `tables` and `trends`, which the engine has already pseudonymized.
     for format in per_run {
         let file = match format {
             Format::Xlsx => match book.take() {
@@ -169,9 +173,9 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
                 }
             },
             _ => {
-                pages = html::org::write_all(opts, &info, &frames, &dir)?;
+                pages = html::org::write_all(opts, &info, &tables, &dir)?;
                 let shown = html::Shown {
-                    frames: &frames,
+                    frames: &tables.frames,
                     trends: trends.as_ref(),
                     attention: &attention,
                 };
@@ -200,7 +204,7 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
         files,
         pages,
         manifest,
-        frames,
+        tables,
         attention,
         top_users,
     })

@@ -19,6 +19,12 @@ fn report(m: &mut TestMirror, as_of: &str, names: &[&str]) -> crate::render::Rep
     run(&m.options(as_of, names)).expect("report run")
 }
 
+/// `report`'s table as the run kept it, in memory or on disk.
+fn kept(out: &crate::render::ReportOutcome, report: &str) -> polars::prelude::DataFrame {
+    let table = out.tables.whole(report).expect("read back");
+    table.unwrap_or_else(|| panic!("{report} kept"))
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
@@ -59,7 +65,7 @@ fn report_as_of_a_past_date_reads_history() {
 
     // Between the syncs: the first version (1000 / 10000 = 10 %).
     let out = report(&mut m, "2025-03-15", &["project_compute"]);
-    let df = &out.frames["project_compute"];
+    let df = &kept(&out, "project_compute");
     assert_num(df, 0, "pct_used", Some(10.0));
     assert_eq!(text_of(df, 0, "flagged"), "false");
     assert_eq!(out.run_id, Some(first));
@@ -67,7 +73,7 @@ fn report_as_of_a_past_date_reads_history() {
 
     // The day of the second sync (it ran at 06:00, before the end of the day): 90 %.
     let out = report(&mut m, "2025-03-20", &["project_compute"]);
-    let df = &out.frames["project_compute"];
+    let df = &kept(&out, "project_compute");
     assert_num(df, 0, "pct_used", Some(90.0));
     assert_eq!(text_of(df, 0, "flagged"), "true");
     assert_eq!(out.run_id, Some(second));
@@ -95,11 +101,11 @@ fn custom_sql_reports_and_shipped_reports_defined_by_the_build_alone() {
     );
     let out = report(&mut m, "2025-03-31", &[]);
     assert_eq!(
-        out.frames.len(),
+        out.tables.len(),
         6,
         "the built-in reports the run keeps (all but compute_trends) and the custom one"
     );
-    let df = &out.frames["org_list"];
+    let df = &kept(&out, "org_list");
     assert_eq!(df.height(), 1);
     assert_eq!(text_of(df, 0, "name"), "Org Two");
     assert_eq!(text_of(df, 0, "as_of"), "2025-03-31");
@@ -112,7 +118,7 @@ fn custom_sql_reports_and_shipped_reports_defined_by_the_build_alone() {
         json,
         serde_json::json!([{"id": 2, "name": "Org Two", "as_of": "2025-03-31", "blank": null}])
     );
-    let df = &out.frames["project_compute"];
+    let df = &kept(&out, "project_compute");
     assert!(df.height() > 0);
     for row in 0..df.height() {
         assert_ne!(text_of(df, row, "project_name"), "overridden");
@@ -120,7 +126,7 @@ fn custom_sql_reports_and_shipped_reports_defined_by_the_build_alone() {
 
     // A custom report can be asked for by name; unknown names list the valid ones.
     let out = report(&mut m, "2025-03-31", &["org_list"]);
-    assert_eq!(out.frames.len(), 1);
+    assert_eq!(out.tables.len(), 1);
     let err = run(&m.options("2025-03-31", &["nope"])).expect_err("unknown report");
     let text = err.to_string();
     assert!(matches!(err, ReportError::UnknownReport { .. }));

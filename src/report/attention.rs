@@ -5,9 +5,9 @@
 //! with the rows of the CSV files that carry those statuses.
 
 use crate::calendar::{day_of, parse_day};
-use crate::report::ReportError;
 use crate::report::status::Status;
 use crate::report::tables::{ComputeTrends, Entitlements, ProjectCompute, Trials, UsageSummary};
+use crate::report::{KeptTables, ReportError};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -174,17 +174,17 @@ impl Attention {
     /// gathered from every report that carries `complete` as its rows went out
     /// ([`IncompleteRows`], by report).
     pub fn of_run(
-        frames: &BTreeMap<String, DataFrame>,
+        tables: &KeptTables,
         incomplete: &BTreeMap<String, Vec<Incomplete>>,
         as_of: NaiveDate,
     ) -> Result<Attention, ReportError> {
         Ok(Attention {
-            limits: frames.get("entitlements").map(limits).transpose()?,
-            trials: frames
-                .get("trials")
+            limits: tables.frame("entitlements").map(limits).transpose()?,
+            trials: tables
+                .frame("trials")
                 .map(|df| trials(df, day_of(as_of)))
                 .transpose()?,
-            projects: frames.get("project_compute").map(projects).transpose()?,
+            projects: projects(tables)?,
             incomplete: in_report_order(incomplete),
         })
     }
@@ -308,9 +308,29 @@ fn trials(df: &DataFrame, today: i64) -> Result<Vec<Trial>, ReportError> {
     Ok(out)
 }
 
-fn projects(df: &DataFrame) -> Result<Vec<Project>, ReportError> {
+/// The flagged projects, most used first; None without `project_compute`. Read a
+/// batch at a time: the table is kept on disk (`crate::report::spill`).
+fn projects(tables: &KeptTables) -> Result<Option<Vec<Project>>, ReportError> {
+    let mut out = Vec::new();
+    let kept = tables.for_each_batch(ProjectCompute::REPORT, |df| {
+        out.extend(flagged(df)?);
+        Ok(())
+    })?;
+    if !kept {
+        return Ok(None);
+    }
+    out.sort_by(|a, b| {
+        b.pct
+            .unwrap_or(0.0)
+            .total_cmp(&a.pct.unwrap_or(0.0))
+            .then(a.project_id.cmp(&b.project_id))
+    });
+    Ok(Some(out))
+}
+
+fn flagged(df: &DataFrame) -> Result<Vec<Project>, ReportError> {
     let t = ProjectCompute::read(df)?;
-    let mut out: Vec<Project> = (0..t.height())
+    Ok((0..t.height())
         .filter(|&r| t.flagged[r] == Some(true))
         .map(|r| Project {
             project_id: t.project_id[r],
@@ -321,14 +341,7 @@ fn projects(df: &DataFrame) -> Result<Vec<Project>, ReportError> {
             pct: t.pct_used[r],
             period_end: t.period_end[r].map(str::to_string),
         })
-        .collect();
-    out.sort_by(|a, b| {
-        b.pct
-            .unwrap_or(0.0)
-            .total_cmp(&a.pct.unwrap_or(0.0))
-            .then(a.project_id.cmp(&b.project_id))
-    });
-    Ok(out)
+        .collect())
 }
 
 /// The incomplete rows of every report that carries `complete`, in report order

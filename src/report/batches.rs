@@ -11,6 +11,7 @@ use crate::report::compute_trends::Digest;
 use crate::report::error::{ReportError, pl};
 use crate::report::pii::Pseudonyms;
 use crate::report::registry::Build;
+use crate::report::spill::Spill;
 use polars::prelude::DataFrame;
 use std::sync::OnceLock;
 
@@ -33,19 +34,23 @@ impl Sink for () {
 
 /// What the run keeps of a report once its rows have gone to the sink.
 pub enum Kept {
-    /// The whole table: reports the size of the organizations, projects, trials or
-    /// changes, which the alerts, the attention list and the pages read by field.
+    /// The whole table: reports the size of the organizations, trials or changes,
+    /// which the alerts, the attention list and the pages read by field.
     Table(DataFrame),
+    /// The table on disk: a report the size of the projects, which the attention
+    /// list and the pages read a slice or a range of organizations at a time.
+    Spilled(Spill),
     /// The digest of a report built in batches: what the page and the summary
     /// show of `compute_trends`.
     Trends(Box<Digest>),
 }
 
 impl Kept {
-    /// Nothing yet, for a report built the way `build` says.
-    fn empty(build: Option<&Build>) -> Kept {
+    /// Nothing yet, for `report` built the way `build` says.
+    fn empty(report: &str, build: Option<&Build>) -> Kept {
         match build {
             Some(Build::Digested(_)) => Kept::Trends(Box::default()),
+            Some(Build::Spilled(_)) => Kept::Spilled(Spill::new(report)),
             _ => Kept::Table(DataFrame::empty()),
         }
     }
@@ -53,15 +58,28 @@ impl Kept {
     fn add(&mut self, report: &str, batch: DataFrame) -> Result<(), ReportError> {
         match self {
             Kept::Table(df) => append(report, df, batch)?,
+            Kept::Spilled(spill) => spill.add(&batch)?,
             Kept::Trends(digest) => digest.add(&batch)?,
         }
         Ok(())
+    }
+
+    /// Once the last batch is in: a spill's file becomes readable.
+    pub(crate) fn finish(mut self) -> Result<Kept, ReportError> {
+        if let Kept::Spilled(spill) = &mut self {
+            spill.finish()?;
+        }
+        Ok(self)
     }
 }
 
 /// Appends a batch to a table kept whole (the empty frame takes the first batch as
 /// it is, columns and all).
-fn append(report: &str, table: &mut DataFrame, batch: DataFrame) -> Result<(), ReportError> {
+pub(crate) fn append(
+    report: &str,
+    table: &mut DataFrame,
+    batch: DataFrame,
+) -> Result<(), ReportError> {
     if table.width() == 0 {
         *table = batch;
         return Ok(());
@@ -105,7 +123,7 @@ impl<'a, S: Sink> Finisher<'a, S> {
             complete,
             names,
             sink,
-            kept: Kept::empty(build),
+            kept: Kept::empty(report, build),
             rows: 0,
             incomplete: None,
         }

@@ -24,9 +24,11 @@ mod cores;
 pub(crate) mod daily;
 pub mod error;
 pub(crate) mod frame;
+pub mod kept;
 pub(crate) mod org_facts;
 pub(crate) mod pii;
 pub mod registry;
+pub mod spill;
 pub(crate) mod sql;
 pub(crate) mod status;
 pub(crate) mod tables;
@@ -46,6 +48,7 @@ pub(crate) mod testkit;
 pub use batches::{Kept, Sink};
 pub use compute_trends::TopUser;
 pub use error::ReportError;
+pub use kept::KeptTables;
 
 use crate::file_mode::FileMode;
 use crate::mirror::asof;
@@ -510,7 +513,7 @@ fn build_one<S: Sink>(
         .with_completeness(job.builtin.and_then(|b| b.completeness));
     with_ctx_as_of(opts, &job.extract, opts.as_of, |ctx| match build {
         Some(Build::Table(table)) => out.batch(table(ctx)?),
-        Some(Build::Batches(rows) | Build::Digested(rows)) => {
+        Some(Build::Spilled(rows) | Build::Digested(rows)) => {
             rows(ctx, &mut |batch| out.batch(batch))
         }
         None => out.batch(custom(ctx)?),
@@ -524,7 +527,7 @@ fn build_one<S: Sink>(
     Ok(Built {
         name: job.name.clone(),
         sink: out.sink,
-        kept: out.kept,
+        kept: out.kept.finish()?,
         rows: out.rows,
         incomplete: out.incomplete.map(attention::IncompleteRows::finish),
     })

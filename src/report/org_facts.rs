@@ -7,11 +7,11 @@
 use crate::report::changes::{self, KindFilter, Point, Query};
 use crate::report::error::{ReportError, SqlSite};
 use crate::report::tables::{self, Changes, ProjectCompute, Trials};
-use crate::report::{ReportOptions, entitlements, pii};
+use crate::report::{KeptTables, ReportOptions, entitlements, pii};
 use chrono::{Days, NaiveDate};
 use polars::prelude::DataFrame;
 use rusqlite::Connection;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// Days of history a page charts, and of changes it lists.
 pub const HISTORY_DAYS: u64 = 90;
@@ -60,18 +60,15 @@ fn query_err(what: &'static str) -> impl Fn(rusqlite::Error) -> ReportError {
     }
 }
 
-/// Reads it; `frames` are the run's report tables (already pseudonymized).
-pub fn read(
-    opts: &ReportOptions,
-    frames: &BTreeMap<String, DataFrame>,
-) -> Result<Extra, ReportError> {
+/// Reads it; `tables` are the run's report tables (already pseudonymized).
+pub fn read(opts: &ReportOptions, tables: &KeptTables) -> Result<Extra, ReportError> {
     let conn = crate::report::open(&opts.db, opts.as_of)?;
-    let owner = owners(frames)?;
+    let owner = owners(tables)?;
     let mut extra = Extra {
         changes: change_log(&conn, opts, &owner)?,
         ..Extra::default()
     };
-    history(opts, frames, &conn, &mut extra)?;
+    history(opts, tables.frame("entitlements"), &conn, &mut extra)?;
     extra.trial_orgs = owner.trials;
     Ok(extra)
 }
@@ -181,27 +178,25 @@ struct Owners {
     trials: HashMap<i64, i64>,
 }
 
-fn owners(frames: &BTreeMap<String, DataFrame>) -> Result<Owners, ReportError> {
-    let pairs = |keys: Vec<Option<i64>>, orgs: Vec<Option<i64>>| -> HashMap<i64, i64> {
-        keys.into_iter()
-            .zip(orgs)
-            .filter_map(|(k, o)| Some((k?, o?)))
-            .collect()
+fn owners(tables: &KeptTables) -> Result<Owners, ReportError> {
+    let pairs = |out: &mut HashMap<i64, i64>, keys: Vec<Option<i64>>, orgs: Vec<Option<i64>>| {
+        out.extend(
+            keys.into_iter()
+                .zip(orgs)
+                .filter_map(|(k, o)| Some((k?, o?))),
+        );
     };
-    let projects = match frames.get(ProjectCompute::REPORT) {
-        Some(df) => {
-            let t = ProjectCompute::read(df)?;
-            pairs(t.project_id, t.organization_id)
-        }
-        None => HashMap::new(),
-    };
-    let trials = match frames.get(Trials::REPORT) {
-        Some(df) => {
-            let t = Trials::read(df)?;
-            pairs(t.trial_id, t.organization_id)
-        }
-        None => HashMap::new(),
-    };
+    let (mut projects, mut trials) = (HashMap::new(), HashMap::new());
+    tables.for_each_batch(ProjectCompute::REPORT, |df| {
+        let t = ProjectCompute::read(df)?;
+        pairs(&mut projects, t.project_id, t.organization_id);
+        Ok(())
+    })?;
+    tables.for_each_batch(Trials::REPORT, |df| {
+        let t = Trials::read(df)?;
+        pairs(&mut trials, t.trial_id, t.organization_id);
+        Ok(())
+    })?;
     Ok(Owners { projects, trials })
 }
 
@@ -223,7 +218,7 @@ impl Owners {
 /// the table never disagree.
 fn history(
     opts: &ReportOptions,
-    frames: &BTreeMap<String, DataFrame>,
+    today: Option<&DataFrame>,
     conn: &Connection,
     extra: &mut Extra,
 ) -> Result<(), ReportError> {
@@ -243,7 +238,7 @@ fn history(
                 .map(|df| (day, df))
         })
         .collect::<Result<_, _>>()?;
-    if let Some(now) = frames.get("entitlements") {
+    if let Some(now) = today {
         tables.push((opts.as_of, now.clone()));
     }
     for (day, df) in &tables {

@@ -42,10 +42,10 @@ pub(crate) enum Build {
     /// The whole table at once: reports the size of the organizations, projects,
     /// trials or changes.
     Table(fn(&Ctx<'_>) -> Result<DataFrame, ReportError>),
-    /// The table in batches, in output order, kept whole once finished: reports the
-    /// size of the projects, whose reading (a row's text held cell by cell) would
-    /// otherwise take several times the table.
-    Batches(Rows),
+    /// The table in batches, in output order, kept on disk
+    /// (`crate::report::spill`): reports the size of the projects, which the later
+    /// readers take a slice or a range of organizations at a time.
+    Spilled(Rows),
     /// The table in batches, in output order, never held whole: the run keeps its
     /// digest. Reports the size of the users times their periods
     /// (`crate::report::batches`).
@@ -76,7 +76,7 @@ pub const BUILTIN: &[Builtin] = &[
         name: "project_compute",
         about: "each project's compute used against its budget",
         sql: include_str!("../../queries/project_compute.sql"),
-        build: Build::Batches(project_compute::build),
+        build: Build::Spilled(project_compute::build),
         completeness: Some(project_compute::row_sources),
         cost: 3,
         threads: 1,

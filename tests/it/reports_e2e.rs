@@ -216,9 +216,17 @@ async fn every_report_over_three_weekly_syncs_has_rows_and_organization_trends()
     let mut ropts = ReportOptions::new(&db, as_of);
     ropts.out_root = dir.path().join("out");
     let outcome = render::run(&ropts).expect("reports");
-    // compute_trends went to its files batch by batch: the run keeps the others.
-    assert_eq!(outcome.frames.len(), 5);
-    assert!(!outcome.frames.contains_key("compute_trends"));
+    // compute_trends went to its files batch by batch: the run keeps the others,
+    // project_compute on disk, and reads it back as its file has it.
+    assert_eq!(outcome.tables.len(), 5);
+    assert!(!outcome.tables.has("compute_trends"));
+    let projects = outcome.tables.spilled.get("project_compute");
+    let csv = std::fs::read_to_string(outcome.dir.join("project_compute.csv")).expect("csv");
+    let on_disk = projects.expect("project_compute kept on disk").whole();
+    assert_eq!(
+        on_disk.expect("read back").height(),
+        csv.lines().count() - 1
+    );
     assert_eq!(outcome.files.len(), 12);
     for f in &outcome.files {
         assert!(f.path.is_file(), "{}", f.path.display());

@@ -1,11 +1,12 @@
 //! The report tables as an organization's page shows them: each table's chosen
 //! columns as text, read once for every page, with each organization's rows.
 
-use crate::report::ReportError;
 use crate::report::error::pl;
 use crate::report::frame::fmt_f64;
+use crate::report::spill::Spill;
 use crate::report::tables::{self, Entitlements};
 use crate::report::units::metric_label;
+use crate::report::{KeptTables, ReportError};
 use polars::prelude::{DataFrame, IdxCa, IdxSize};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -161,52 +162,63 @@ impl Table {
     }
 }
 
-/// A report table's rows by organization, read once, so that the pages take the
-/// rows of a range of organizations at a time ([`ByOrg::table`]) and never hold
-/// the cells of every organization's rows at once.
+/// A report table as the pages take it: the rows of a range of organizations at a
+/// time ([`ByOrg::table`]), so that they never hold the cells of every
+/// organization's rows at once.
 pub struct ByOrg<'a> {
     report: &'static str,
-    df: Option<&'a DataFrame>,
+    rows: Rows<'a>,
     cols: &'static [Col],
     carries: Carries,
-    rows: HashMap<i64, Vec<usize>>,
+}
+
+/// Where a table's rows come from.
+enum Rows<'a> {
+    /// Not built.
+    None,
+    /// A table in memory, its rows by organization read once.
+    Memory(&'a DataFrame, HashMap<i64, Vec<usize>>),
+    /// A table on disk, read again for each range.
+    Disk(&'a Spill),
 }
 
 impl<'a> ByOrg<'a> {
-    /// `report`'s frame `df` (none without one), shown as `cols`.
+    /// `report`'s table of the run's `tables` (none without one), shown as `cols`.
     pub fn of(
         report: &'static str,
-        df: Option<&'a DataFrame>,
+        tables: &'a KeptTables,
         cols: &'static [Col],
         carries: Carries,
     ) -> Result<Self, ReportError> {
-        let rows = match df {
-            Some(df) => rows_by_org(&tables::Table::new(report, df))?,
-            None => HashMap::new(),
+        let rows = match (tables.frame(report), tables.spilled.get(report)) {
+            (Some(df), _) => Rows::Memory(df, rows_by_org(&tables::Table::new(report, df))?),
+            (None, Some(spill)) => Rows::Disk(spill),
+            (None, None) => Rows::None,
         };
         Ok(ByOrg {
             report,
-            df,
+            rows,
             cols,
             carries,
-            rows,
         })
     }
 
     /// The table of the rows of the organizations `orgs`.
     pub fn table(&self, orgs: &[i64]) -> Result<Table, ReportError> {
-        let Some(df) = self.df else {
-            return Table::of(self.report, None, self.cols, self.carries);
+        let rows = match &self.rows {
+            Rows::None => return Table::of(self.report, None, self.cols, self.carries),
+            Rows::Memory(df, by_org) => {
+                let picked: Vec<IdxSize> = orgs
+                    .iter()
+                    .filter_map(|org| by_org.get(org))
+                    .flatten()
+                    .filter_map(|&r| IdxSize::try_from(r).ok())
+                    .collect();
+                df.take(&IdxCa::from_vec("row".into(), picked))
+                    .map_err(pl(self.report, "taking the organizations' rows"))?
+            }
+            Rows::Disk(spill) => spill.of_orgs(orgs)?,
         };
-        let picked: Vec<IdxSize> = orgs
-            .iter()
-            .filter_map(|org| self.rows.get(org))
-            .flatten()
-            .filter_map(|&r| IdxSize::try_from(r).ok())
-            .collect();
-        let rows = df
-            .take(&IdxCa::from_vec("row".into(), picked))
-            .map_err(pl(self.report, "taking the organizations' rows"))?;
         Table::of(self.report, Some(&rows), self.cols, self.carries)
     }
 }
@@ -333,6 +345,7 @@ pub fn metric_facts(
 mod tests {
     use super::*;
     use crate::report::testkit::all_frames;
+    use std::collections::BTreeMap;
 
     #[test]
     fn cells_read_back_as_written_unknown_ones_empty() {
@@ -350,13 +363,32 @@ mod tests {
     #[test]
     fn a_range_of_organizations_gets_exactly_their_rows_as_the_whole_table_shows_them() {
         let frames = all_frames();
-        let df = frames.get("entitlements");
-        let whole = Table::of("entitlements", df, LIMITS, LIMITS_CARRY).expect("table");
-        let by_org = ByOrg::of("entitlements", df, LIMITS, LIMITS_CARRY).expect("rows");
+        let df = frames.get("entitlements").expect("entitlements");
+        let whole = Table::of("entitlements", Some(df), LIMITS, LIMITS_CARRY).expect("table");
         let mut orgs: Vec<i64> = whole.rows.keys().copied().collect();
         orgs.sort_unstable();
         assert_eq!(orgs.len(), 2, "the test world has two organizations");
         let (org, other) = (orgs[1], orgs[0]);
+        // The same table kept in memory and on disk, the latter in slices of two
+        // rows, so that an organization's rows span slices.
+        let memory = KeptTables {
+            frames: BTreeMap::from([("entitlements".to_string(), df.clone())]),
+            ..KeptTables::default()
+        };
+        let mut spill = Spill::new("entitlements").with_slice_rows(2);
+        spill.add(df).expect("kept on disk");
+        spill.finish().expect("finished");
+        let disk = KeptTables {
+            spilled: BTreeMap::from([("entitlements".to_string(), spill)]),
+            ..KeptTables::default()
+        };
+        for tables in [&memory, &disk] {
+            let by_org = ByOrg::of("entitlements", tables, LIMITS, LIMITS_CARRY).expect("rows");
+            same_rows(&by_org, &whole, org, other);
+        }
+    }
+
+    fn same_rows(by_org: &ByOrg<'_>, whole: &Table, org: i64, other: i64) {
         let range = by_org.table(&[org]).expect("one organization's rows");
         assert!(
             range.of_org(other).is_empty(),
@@ -373,9 +405,9 @@ mod tests {
                 .collect()
         };
         assert!(!whole.of_org(org).is_empty());
-        assert_eq!(rows(&range), rows(&whole));
+        assert_eq!(rows(&range), rows(whole));
         let both = by_org.table(&[org, other]).expect("both");
-        assert_eq!(rows(&both), rows(&whole));
+        assert_eq!(rows(&both), rows(whole));
     }
 
     #[test]

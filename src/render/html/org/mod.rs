@@ -16,7 +16,7 @@ use crate::render::WrittenFile;
 use crate::render::files::write_bytes;
 use crate::report::error::SqlSite;
 use crate::report::org_facts;
-use crate::report::{Format, ReportError, ReportOptions};
+use crate::report::{Format, KeptTables, ReportError, ReportOptions};
 use data::{
     ByOrg, LIMITS, LIMITS_CARRY, MetricFacts, Org, PROJECTS, PROJECTS_CARRY, TRIALS, TRIALS_CARRY,
     Table,
@@ -74,26 +74,21 @@ struct Shared {
 pub fn write_all(
     opts: &ReportOptions,
     info: &PageInfo<'_>,
-    frames: &BTreeMap<String, DataFrame>,
+    tables: &KeptTables,
     dir: &Path,
 ) -> Result<Vec<WrittenFile>, ReportError> {
-    let Some(entitlements) = frames.get("entitlements") else {
+    let Some(entitlements) = tables.frame("entitlements") else {
         return Ok(Vec::new());
     };
-    let extra = org_facts::read(opts, frames)?;
+    let extra = org_facts::read(opts, tables)?;
     let shared = Shared {
         alerts: held(opts, &extra)?,
         facts: data::metric_facts(entitlements)?,
         extra,
     };
-    let limits = ByOrg::of("entitlements", Some(entitlements), LIMITS, LIMITS_CARRY)?;
-    let projects = ByOrg::of(
-        "project_compute",
-        frames.get("project_compute"),
-        PROJECTS,
-        PROJECTS_CARRY,
-    )?;
-    let trials = ByOrg::of("trials", frames.get("trials"), TRIALS, TRIALS_CARRY)?;
+    let limits = ByOrg::of("entitlements", tables, LIMITS, LIMITS_CARRY)?;
+    let projects = ByOrg::of("project_compute", tables, PROJECTS, PROJECTS_CARRY)?;
+    let trials = ByOrg::of("trials", tables, TRIALS, TRIALS_CARRY)?;
     let folder = dir.join(DIR);
     opts.file_mode
         .create_dir_all(&folder)
