@@ -12,13 +12,16 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// mimalloc 3 returns a freed page to the system a second after its last use
-/// (`purge_delay`, 1000 ms); mimalloc 2 did after 10 ms. A report frees and
-/// allocates tens of MB from one step to the next (the jobs, the attention list,
-/// the pages, the workbook), and with a second's delay each step's peak stacked on
-/// the last one's leftovers: every report in every format over `xlarge` peaked at
-/// 272 MB with 1000 ms and 236 MB with 10 ms, in the same time (71.9 s and 71.1 s);
-/// a sync peaks lower too, for more CPU (docs/performance.md).
-const PURGE_DELAY_MS: std::ffi::c_long = 10;
+/// (`purge_delay`, 1000 ms), and only when the thread that freed it next calls the
+/// allocator: a report thread or a polars worker that has gone idle keeps what it
+/// freed. A report frees and allocates tens of MB from one step to the next (the
+/// jobs, the attention list, the pages, the workbook), and each step's peak stacked
+/// on the last one's leftovers. With 0 a page goes back when it is freed: over
+/// `xxlarge` every report in every format peaked at 254-264 MB with 0 and 275 MB
+/// with 10 ms, in the same time; over `xlarge` with 1000 ms it took 272 MB against
+/// 236 MB with 10 ms; a sync peaks a little lower for the same CPU
+/// (docs/performance.md).
+const PURGE_DELAY_MS: std::ffi::c_long = 0;
 
 /// Sets the purge delay, unless `MIMALLOC_PURGE_DELAY` says another (mimalloc
 /// reads its environment itself; that is how the figures compare the two).
