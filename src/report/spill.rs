@@ -112,7 +112,8 @@ impl Spill {
         Ok(())
     }
 
-    /// Hands every slice of the table to `each`, in table order (none without rows).
+    /// Hands every slice of the table to `each`, in table order: a table without
+    /// rows is one empty slice with its columns, one without batches none.
     pub fn for_each_batch(
         &self,
         mut each: impl FnMut(&DataFrame) -> Result<(), ReportError>,
@@ -120,7 +121,7 @@ impl Spill {
         let Some(file) = &self.file else {
             return Ok(());
         };
-        for offset in (0..self.rows).step_by(self.slice_rows) {
+        for offset in (0..self.rows.max(1)).step_by(self.slice_rows) {
             each(&self.slice(file.path(), offset)?)?;
         }
         Ok(())
@@ -244,7 +245,7 @@ mod tests {
     }
 
     #[test]
-    fn an_all_null_column_reads_back_as_text_and_an_empty_spill_as_no_rows() {
+    fn an_all_null_column_reads_back_as_text_and_a_spill_without_batches_as_nothing() {
         let mut spill = Spill::new("test");
         let mut part = batch(&[Some(1)], &[Some("a")]);
         part.with_column(Column::full_null("missing".into(), 1, &DataType::Null))
@@ -256,9 +257,23 @@ mod tests {
             back.column("missing").expect("kept").dtype(),
             &DataType::String
         );
-        let mut empty = Spill::new("test");
-        empty.finish().expect("finished");
-        assert_eq!(empty.whole().expect("whole").height(), 0);
-        assert_eq!(empty.of_orgs(&[1]).expect("range").height(), 0);
+        let mut none = Spill::new("test");
+        none.finish().expect("finished");
+        assert_eq!(none.whole().expect("whole").height(), 0);
+        assert_eq!(none.of_orgs(&[1]).expect("range").height(), 0);
+    }
+
+    #[test]
+    fn a_table_without_rows_reads_back_with_its_columns() {
+        let mut spill = Spill::new("test");
+        spill.add(&batch(&[], &[])).expect("kept");
+        spill.finish().expect("finished");
+        for df in [spill.whole(), spill.of_orgs(&[1])] {
+            let df = df.expect("read back");
+            assert_eq!(df.height(), 0);
+            assert_eq!(names(&df), Vec::<Option<String>>::new());
+            let ids = Table::new("test", &df).int("organization_id");
+            assert_eq!(ids.expect("the column is there"), []);
+        }
     }
 }
