@@ -4,9 +4,12 @@
 //! rows batch by batch or a range of organizations at a time, wherever they are.
 
 use crate::report::ReportError;
+use crate::report::batches::append;
+use crate::report::error::pl;
 use crate::report::spill::Spill;
-use polars::prelude::DataFrame;
-use std::collections::BTreeMap;
+use crate::report::tables::Table;
+use polars::prelude::{BooleanChunked, DataFrame, NewChunkedArray};
+use std::collections::{BTreeMap, HashSet};
 
 /// The tables a run keeps, by report name (pseudonymized when `redact_pii`).
 #[derive(Debug, Default)]
@@ -46,13 +49,33 @@ impl KeptTables {
         }
     }
 
-    /// `report`'s whole table, wherever it is kept, for readers that want every row
-    /// at once (tests).
+    /// `report`'s whole table, wherever it is kept (empty without batches), for
+    /// readers that want every row at once (tests); None when the run did not keep
+    /// it.
     pub fn whole(&self, report: &str) -> Result<Option<DataFrame>, ReportError> {
-        if let Some(df) = self.frames.get(report) {
-            return Ok(Some(df.clone()));
-        }
-        self.spilled.get(report).map(Spill::whole).transpose()
+        let mut out = DataFrame::empty();
+        let kept = self.for_each_batch(report, |df| append(report, &mut out, df.clone()))?;
+        Ok(kept.then_some(out))
+    }
+
+    /// The rows of the organizations `orgs` in `report`'s table, in table order;
+    /// None when the run did not keep it. One pass over the table: a table on disk
+    /// is read again for each range.
+    pub fn of_orgs(&self, report: &str, orgs: &[i64]) -> Result<Option<DataFrame>, ReportError> {
+        let orgs: HashSet<i64> = orgs.iter().copied().collect();
+        let mut out = DataFrame::empty();
+        let kept = self.for_each_batch(report, |df| {
+            let ids = Table::new(report, df).int("organization_id")?;
+            let mask: Vec<bool> = ids
+                .into_iter()
+                .map(|id| id.is_some_and(|id| orgs.contains(&id)))
+                .collect();
+            let rows = df
+                .filter(&BooleanChunked::from_slice("in range".into(), &mask))
+                .map_err(pl(report, "taking the organizations' rows"))?;
+            append(report, &mut out, rows)
+        })?;
+        Ok(kept.then_some(out))
     }
 
     /// How many tables the run kept.

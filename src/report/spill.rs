@@ -1,19 +1,16 @@
 //! A report table kept on disk for the rest of the run: its batches go to an
 //! uncompressed Parquet file in the temporary folder (`TMPDIR`) as they go out, and
-//! its readers take it back a slice at a time ([`Spill::for_each_batch`]) or the
-//! rows of a range of organizations ([`Spill::of_orgs`]). `project_compute` has a
-//! row per project of the world: over `xxlarge` (168,365 rows) held whole it stood
-//! under every later step of the run, 36 MB of its peak (docs/performance.md).
-//! The file goes when the spill is dropped.
+//! its readers take it back a slice at a time ([`Spill::for_each_batch`], through
+//! [`crate::report::KeptTables`]). `project_compute` has a row per project of the
+//! world: over `xxlarge` (168,365 rows) held whole it stood under every later step
+//! of the run, 36 MB of its peak (docs/performance.md). The file goes when the
+//! spill is dropped.
 
-use crate::report::batches::append;
 use crate::report::error::{ReportError, pl};
-use crate::report::tables::Table;
-use polars::prelude::{BooleanChunked, DataFrame, NewChunkedArray};
+use polars::prelude::DataFrame;
 use polars_io::SerReader;
 use polars_io::parquet::read::ParquetReader;
 use polars_io::parquet::write::{BatchedWriter, ParquetCompression, ParquetWriter};
-use std::collections::HashSet;
 use std::fs::File;
 use std::path::Path;
 
@@ -137,38 +134,16 @@ impl Spill {
             .finish()
             .map_err(pl(&self.report, "reading the table kept on disk"))
     }
-
-    /// The rows of the organizations `orgs`, in table order.
-    pub fn of_orgs(&self, orgs: &[i64]) -> Result<DataFrame, ReportError> {
-        let orgs: HashSet<i64> = orgs.iter().copied().collect();
-        let mut out = DataFrame::empty();
-        self.for_each_batch(|df| {
-            let ids = Table::new(&self.report, df).int("organization_id")?;
-            let mask: Vec<bool> = ids
-                .into_iter()
-                .map(|id| id.is_some_and(|id| orgs.contains(&id)))
-                .collect();
-            let rows = df
-                .filter(&BooleanChunked::from_slice("in range".into(), &mask))
-                .map_err(pl(&self.report, "taking the organizations' rows"))?;
-            append(&self.report, &mut out, rows)
-        })?;
-        Ok(out)
-    }
-
-    /// The whole table (empty without rows), for readers that want every row at
-    /// once (tests).
-    pub fn whole(&self) -> Result<DataFrame, ReportError> {
-        let mut out = DataFrame::empty();
-        self.for_each_batch(|df| append(&self.report, &mut out, df.clone()))?;
-        Ok(out)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::KeptTables;
+    use crate::report::batches::append;
+    use crate::report::tables::Table;
     use polars::prelude::{Column, DataType};
+    use std::collections::BTreeMap;
 
     fn batch(orgs: &[Option<i64>], names: &[Option<&str>]) -> DataFrame {
         let names: Vec<Option<String>> = names.iter().map(|n| n.map(str::to_string)).collect();
@@ -183,6 +158,24 @@ mod tests {
         let t = Table::new("test", df);
         let names = t.text("project_name").expect("names");
         names.into_iter().map(|n| n.map(str::to_string)).collect()
+    }
+
+    /// The run's tables with `spill` as the report `test`, as its readers ask for it.
+    fn kept(spill: Spill) -> KeptTables {
+        KeptTables {
+            spilled: BTreeMap::from([("test".to_string(), spill)]),
+            ..KeptTables::default()
+        }
+    }
+
+    fn whole(tables: &KeptTables) -> DataFrame {
+        let table = tables.whole("test").expect("read back");
+        table.expect("kept")
+    }
+
+    fn of_orgs(tables: &KeptTables, orgs: &[i64]) -> DataFrame {
+        let table = tables.of_orgs("test", orgs).expect("range");
+        table.expect("kept")
     }
 
     /// Three batches read back in slices of two rows: slices that cross batches,
@@ -208,7 +201,7 @@ mod tests {
 
     #[test]
     fn a_spill_reads_back_every_row_in_table_order_slice_by_slice() {
-        let (spill, whole) = three_batches();
+        let (spill, all) = three_batches();
         assert_eq!(spill.height(), 7);
         let mut slices = Vec::new();
         spill
@@ -218,8 +211,8 @@ mod tests {
             })
             .expect("read");
         assert_eq!(slices, [2, 2, 2, 1]);
-        let back = spill.whole().expect("whole");
-        assert_eq!(names(&back), names(&whole));
+        let back = whole(&kept(spill));
+        assert_eq!(names(&back), names(&all));
         let orgs = Table::new("test", &back)
             .int("organization_id")
             .expect("ids");
@@ -231,8 +224,8 @@ mod tests {
 
     #[test]
     fn a_range_of_organizations_gets_their_rows_only_in_table_order() {
-        let (spill, _) = three_batches();
-        let of = |orgs: &[i64]| names(&spill.of_orgs(orgs).expect("range"));
+        let tables = kept(three_batches().0);
+        let of = |orgs: &[i64]| names(&of_orgs(&tables, orgs));
         let text = |v: &[&str]| v.iter().map(|s| Some(s.to_string())).collect::<Vec<_>>();
         assert_eq!(of(&[1]), text(&["a", "f"]));
         assert_eq!(of(&[3, 1]), text(&["a", "é", "f"]));
@@ -242,6 +235,7 @@ mod tests {
             Vec::<Option<String>>::new(),
             "an organization without rows"
         );
+        assert!(tables.of_orgs("other", &[1]).expect("read").is_none());
     }
 
     #[test]
@@ -252,15 +246,16 @@ mod tests {
             .expect("column");
         spill.add(&part).expect("kept");
         spill.finish().expect("finished");
-        let back = spill.whole().expect("whole");
+        let back = whole(&kept(spill));
         assert_eq!(
             back.column("missing").expect("kept").dtype(),
             &DataType::String
         );
         let mut none = Spill::new("test");
         none.finish().expect("finished");
-        assert_eq!(none.whole().expect("whole").height(), 0);
-        assert_eq!(none.of_orgs(&[1]).expect("range").height(), 0);
+        let none = kept(none);
+        assert_eq!(whole(&none).height(), 0);
+        assert_eq!(of_orgs(&none, &[1]).height(), 0);
     }
 
     #[test]
@@ -268,8 +263,8 @@ mod tests {
         let mut spill = Spill::new("test");
         spill.add(&batch(&[], &[])).expect("kept");
         spill.finish().expect("finished");
-        for df in [spill.whole(), spill.of_orgs(&[1])] {
-            let df = df.expect("read back");
+        let tables = kept(spill);
+        for df in [whole(&tables), of_orgs(&tables, &[1])] {
             assert_eq!(df.height(), 0);
             assert_eq!(names(&df), Vec::<Option<String>>::new());
             let ids = Table::new("test", &df).int("organization_id");

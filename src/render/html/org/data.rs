@@ -1,13 +1,11 @@
 //! The report tables as an organization's page shows them: each table's chosen
 //! columns as text, read once for every page, with each organization's rows.
 
-use crate::report::error::pl;
 use crate::report::frame::fmt_f64;
-use crate::report::spill::Spill;
 use crate::report::tables::{self, Entitlements};
 use crate::report::units::metric_label;
 use crate::report::{KeptTables, ReportError};
-use polars::prelude::{DataFrame, IdxCa, IdxSize};
+use polars::prelude::DataFrame;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -167,19 +165,9 @@ impl Table {
 /// organization's rows at once.
 pub struct ByOrg<'a> {
     report: &'static str,
-    rows: Rows<'a>,
+    tables: &'a KeptTables,
     cols: &'static [Col],
     carries: Carries,
-}
-
-/// Where a table's rows come from.
-enum Rows<'a> {
-    /// Not built.
-    None,
-    /// A table in memory, its rows by organization read once.
-    Memory(&'a DataFrame, HashMap<i64, Vec<usize>>),
-    /// A table on disk, read again for each range.
-    Disk(&'a Spill),
 }
 
 impl<'a> ByOrg<'a> {
@@ -189,37 +177,19 @@ impl<'a> ByOrg<'a> {
         tables: &'a KeptTables,
         cols: &'static [Col],
         carries: Carries,
-    ) -> Result<Self, ReportError> {
-        let rows = match (tables.frame(report), tables.spilled.get(report)) {
-            (Some(df), _) => Rows::Memory(df, rows_by_org(&tables::Table::new(report, df))?),
-            (None, Some(spill)) => Rows::Disk(spill),
-            (None, None) => Rows::None,
-        };
-        Ok(ByOrg {
+    ) -> Self {
+        ByOrg {
             report,
-            rows,
+            tables,
             cols,
             carries,
-        })
+        }
     }
 
     /// The table of the rows of the organizations `orgs`.
     pub fn table(&self, orgs: &[i64]) -> Result<Table, ReportError> {
-        let rows = match &self.rows {
-            Rows::None => return Table::of(self.report, None, self.cols, self.carries),
-            Rows::Memory(df, by_org) => {
-                let picked: Vec<IdxSize> = orgs
-                    .iter()
-                    .filter_map(|org| by_org.get(org))
-                    .flatten()
-                    .filter_map(|&r| IdxSize::try_from(r).ok())
-                    .collect();
-                df.take(&IdxCa::from_vec("row".into(), picked))
-                    .map_err(pl(self.report, "taking the organizations' rows"))?
-            }
-            Rows::Disk(spill) => spill.of_orgs(orgs)?,
-        };
-        Table::of(self.report, Some(&rows), self.cols, self.carries)
+        let rows = self.tables.of_orgs(self.report, orgs)?;
+        Table::of(self.report, rows.as_ref(), self.cols, self.carries)
     }
 }
 
@@ -344,6 +314,7 @@ pub fn metric_facts(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::spill::Spill;
     use crate::report::testkit::all_frames;
     use std::collections::BTreeMap;
 
@@ -383,7 +354,7 @@ mod tests {
             ..KeptTables::default()
         };
         for tables in [&memory, &disk] {
-            let by_org = ByOrg::of("entitlements", tables, LIMITS, LIMITS_CARRY).expect("rows");
+            let by_org = ByOrg::of("entitlements", tables, LIMITS, LIMITS_CARRY);
             same_rows(&by_org, &whole, org, other);
         }
     }

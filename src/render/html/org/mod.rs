@@ -86,9 +86,9 @@ pub fn write_all(
         facts: data::metric_facts(entitlements)?,
         extra,
     };
-    let limits = ByOrg::of("entitlements", tables, LIMITS, LIMITS_CARRY)?;
-    let projects = ByOrg::of("project_compute", tables, PROJECTS, PROJECTS_CARRY)?;
-    let trials = ByOrg::of("trials", tables, TRIALS, TRIALS_CARRY)?;
+    let limits = ByOrg::of("entitlements", tables, LIMITS, LIMITS_CARRY);
+    let projects = ByOrg::of("project_compute", tables, PROJECTS, PROJECTS_CARRY);
+    let trials = ByOrg::of("trials", tables, TRIALS, TRIALS_CARRY);
     let folder = dir.join(DIR);
     opts.file_mode
         .create_dir_all(&folder)
