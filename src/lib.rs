@@ -27,8 +27,9 @@
 //!   [`mirror::MirrorError`].
 //!
 //! * [`report`]: the report engine and its jobs, what each number is.
-//!   [`report::registry::BUILTIN`] is the one list of built-in reports (name,
-//!   description, extract, job); [`report::Plan`] builds the tables a
+//!   Each built-in report is one [`report::Report`] declared in its module (name,
+//!   description, extract, columns, job, completeness, whether it is read back);
+//!   [`report::registry::BUILTIN`] lists them; [`report::Plan`] builds the tables a
 //!   [`report::ReportOptions`] (mirror, as-of date, report names, [`report::Format`]s,
 //!   output folder) asks for.
 //! * [`render`]: how the tables are shown. [`render::run`] builds the reports and

@@ -29,10 +29,11 @@ pub use outbox::Counts;
 pub use webhook::{Retry, SigningKey, Webhook};
 
 use crate::mirror::{self, MirrorError};
-use crate::report::{self, ReportError, ReportOptions, Thresholds};
+use crate::report::{
+    self, KeptTables, ReportError, ReportOptions, Thresholds, entitlements, trials,
+};
 use chrono::NaiveDate;
-use polars::prelude::DataFrame;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 /// The event types.
@@ -237,14 +238,14 @@ impl From<ReportError> for AlertError {
     }
 }
 
-/// Evaluates, stores and sends; see the module documentation. `frames` are the
+/// Evaluates, stores and sends; see the module documentation. `tables` are the
 /// report tables when the caller has built them already (the daemon's report job).
 pub async fn run(
     opts: &AlertOptions,
-    frames: Option<BTreeMap<String, DataFrame>>,
+    tables: Option<KeptTables>,
 ) -> Result<AlertOutcome, AlertError> {
     let eval_opts = opts.clone();
-    let mut outcome = tokio::task::spawn_blocking(move || evaluate(&eval_opts, frames))
+    let mut outcome = tokio::task::spawn_blocking(move || evaluate(&eval_opts, tables))
         .await
         .map_err(|e| AlertError::Task(e.to_string()))??;
     if outcome.mode == Mode::Advanced && !opts.webhooks.is_empty() {
@@ -254,10 +255,7 @@ pub async fn run(
 }
 
 /// The evaluation proper (blocking: SQLite and polars).
-fn evaluate(
-    opts: &AlertOptions,
-    frames: Option<BTreeMap<String, DataFrame>>,
-) -> Result<AlertOutcome, AlertError> {
+fn evaluate(opts: &AlertOptions, tables: Option<KeptTables>) -> Result<AlertOutcome, AlertError> {
     let sql = |cause| AlertError::Sql {
         db: opts.db.clone(),
         cause,
@@ -274,11 +272,11 @@ fn evaluate(
     if mode == Mode::Advanced && !opts.has_destination() {
         return Err(AlertError::NoDestination);
     }
-    let frames = match frames {
-        Some(f) => f,
-        None => report_frames(opts)?,
+    let tables = match tables {
+        Some(t) => t,
+        None => report_tables(opts)?,
     };
-    let observations = observe(opts, &frames, &conn, &sql)?;
+    let observations = observe(opts, &tables, &conn, &sql)?;
     let now = mirror::now_text();
     let events = if mode == Mode::ReadOnly {
         listed(opts.as_of, observations, &opts.rules.kinds, &now)
@@ -329,47 +327,47 @@ fn tracked(kinds: &HashSet<Kind>) -> HashSet<Kind> {
 }
 
 /// The report tables the enabled kinds read, built without writing files.
-fn report_frames(opts: &AlertOptions) -> Result<BTreeMap<String, DataFrame>, AlertError> {
+fn report_tables(opts: &AlertOptions) -> Result<KeptTables, AlertError> {
     let kinds = &opts.rules.kinds;
     let mut names = Vec::new();
     if kinds.contains(&Kind::EntitlementThreshold) {
-        names.push("entitlements".to_string());
+        names.push(entitlements::NAME.to_string());
     }
     if kinds.iter().any(|k| k.as_str().starts_with("trial.")) {
-        names.push("trials".to_string());
+        names.push(trials::NAME.to_string());
     }
     if names.is_empty() {
-        return Ok(BTreeMap::new());
+        return Ok(KeptTables::default());
     }
     let mut ropts = ReportOptions::new(&opts.db, opts.as_of);
     ropts.names = names;
     ropts.queries_dir = opts.queries_dir.clone();
     ropts.redact_pii = opts.redact_pii;
     ropts.thresholds = opts.thresholds.clone();
-    Ok(report::frames(&ropts)?)
+    Ok(report::tables(&ropts)?)
 }
 
 /// Every observation of the tracked kinds.
 fn observe(
     opts: &AlertOptions,
-    frames: &BTreeMap<String, DataFrame>,
+    tables: &KeptTables,
     conn: &rusqlite::Connection,
     sql: &dyn Fn(rusqlite::Error) -> AlertError,
 ) -> Result<Vec<events::Observation>, AlertError> {
     let kinds = tracked(&opts.rules.kinds);
     let mut out = Vec::new();
     if kinds.contains(&Kind::EntitlementThreshold)
-        && let Some(df) = frames.get("entitlements")
+        && let Some(table) = tables.get(entitlements::NAME)
     {
         out.extend(events::entitlements(
-            df,
+            &table.whole()?,
             &opts.rules.thresholds,
             opts.as_of,
         )?);
     }
-    if let Some(df) = frames.get("trials") {
+    if let Some(table) = tables.get(trials::NAME) {
         out.extend(
-            events::trials(df, &opts.rules, opts.as_of)?
+            events::trials(&table.whole()?, &opts.rules, opts.as_of)?
                 .into_iter()
                 .filter(|o| kinds.contains(&o.kind)),
         );
@@ -475,8 +473,9 @@ mod tests {
         for (days, expiring) in [(14, false), (30, true)] {
             let mut ropts = m.options("2025-03-31", &["trials"]);
             ropts.thresholds.expiring_days = days;
-            let frames = report::frames(&ropts).expect("trials");
-            let status = txt(&frames["trials"], 0, "status");
+            let tables = report::tables(&ropts).expect("trials");
+            let trials = tables.get(trials::NAME).expect("kept").whole();
+            let status = txt(&trials.expect("read back"), 0, "status");
             assert_eq!(
                 status.as_deref() == Some("expiring"),
                 expiring,

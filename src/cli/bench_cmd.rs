@@ -452,6 +452,7 @@ async fn time_reports(
             thresholds: Thresholds::default(),
             file_mode: crate::file_mode::FileMode::PRIVATE,
             store: None,
+            memory_per_table: crate::report::kept::MEMORY_PER_TABLE,
         };
         let started = Instant::now();
         let outcome = tokio::task::spawn_blocking(move || crate::render::run(&opts)).await??;
@@ -731,7 +732,7 @@ async fn time_alerts(db: &std::path::Path, dir: &std::path::Path) -> Result<(f64
     ropts.out_root = dir.join("alert-reports");
     let outcome = tokio::task::spawn_blocking(move || crate::render::run(&ropts)).await??;
     let started = Instant::now();
-    crate::alerts::run(&opts, Some(outcome.tables.frames)).await?;
+    crate::alerts::run(&opts, Some(outcome.tables)).await?;
     Ok((first_s, started.elapsed().as_secs_f64(), first.events.len()))
 }
 

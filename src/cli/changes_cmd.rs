@@ -30,7 +30,7 @@ pub fn run(settings: &Settings, args: &ChangesArgs) -> Result<Exit> {
         ))
         .into());
     }
-    let extract = crate::report::builtin_extract(changes::REPORT)?;
+    let extract = crate::report::builtin_extract(changes::NAME.as_str())?;
     let query = Query {
         since,
         until,
@@ -89,7 +89,7 @@ fn write(dir: &Path, rows: &[Change], format: QueryFormat, mode: FileMode) -> Re
         QueryFormat::Table => &[Format::Csv, Format::Json],
     };
     for f in formats {
-        let file = crate::render::files::write_report(dir, changes::REPORT, &df, *f, mode)?;
+        let file = crate::render::files::write_report(dir, changes::NAME.as_str(), &df, *f, mode)?;
         crate::outln!("{} ({} changes)", file.path.display(), file.rows);
     }
     Ok(())

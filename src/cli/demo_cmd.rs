@@ -110,6 +110,7 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         thresholds: Thresholds::default(),
         file_mode: FileMode::PRIVATE,
         store: None,
+        memory_per_table: crate::report::kept::MEMORY_PER_TABLE,
     };
     let outcome = tokio::task::spawn_blocking(move || crate::render::run(&report_opts)).await??;
     crate::outln!("{}", crate::render::summary(&outcome));

@@ -57,6 +57,7 @@ pub fn options(settings: &Settings, args: &ReportArgs) -> Result<ReportOptions> 
         )?,
         out_root,
         store,
+        memory_per_table: crate::report::kept::MEMORY_PER_TABLE,
         queries_dir: args.queries.clone().or_else(|| cfg.queries.clone()),
         redact_pii: args.redact_pii || cfg.redact_pii.unwrap_or(false),
         thresholds: settings.thresholds()?,

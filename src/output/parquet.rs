@@ -13,11 +13,32 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// The writer every Parquet file of orgledger uses.
-fn writer<W: Write>(out: W) -> ParquetWriter<W> {
-    ParquetWriter::new(out)
-        .with_compression(ParquetCompression::Zstd(None))
-        .with_statistics(StatisticsOptions::default())
+/// Whom a Parquet file is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    /// People and their tools (`export`, `report --format parquet`): zstd, with
+    /// statistics.
+    Published,
+    /// The run that wrote it, reading it back (a report table kept on disk):
+    /// uncompressed, encoding speed over size.
+    Run,
+}
+
+/// The writer of every Parquet file of orgledger, batch by batch, for rows of
+/// `schema`.
+pub fn batched<W: Write>(
+    out: W,
+    schema: &Schema,
+    reader: Reader,
+) -> PolarsResult<BatchedWriter<W>> {
+    let writer = ParquetWriter::new(out);
+    match reader {
+        Reader::Published => writer
+            .with_compression(ParquetCompression::Zstd(None))
+            .with_statistics(StatisticsOptions::default()),
+        Reader::Run => writer.with_compression(ParquetCompression::Uncompressed),
+    }
+    .batched(schema)
 }
 
 /// A batch as Parquet takes it: columns with no type at all (only nulls) as text.
@@ -95,8 +116,7 @@ impl Part {
             mode.create_dir_all(dir).map_err(io)?;
         }
         let file = Arc::new(Mutex::new(AtomicFile::create(path, mode).map_err(io)?));
-        let writer = writer(Sink(file.clone()))
-            .batched(schema)
+        let writer = batched(Sink(file.clone()), schema, Reader::Published)
             .map_err(|e| PartError::Polars(path.to_path_buf(), e))?;
         Ok(Part {
             path: path.to_path_buf(),

@@ -16,9 +16,8 @@ mod tests;
 
 pub use summary::summary;
 
-use crate::report::{
-    Format, Kept, KeptTables, Plan, ReportError, ReportOptions, attention, compute_trends,
-};
+use crate::report::compute_trends::{self, Digest};
+use crate::report::{Built, Format, Keep, KeptTables, Plan, ReportError, ReportOptions, attention};
 use chrono::NaiveDate;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,8 +63,9 @@ pub struct ReportOutcome {
     pub pages: Vec<WrittenFile>,
     /// `manifest.json`.
     pub manifest: PathBuf,
-    /// The tables the run keeps (pseudonymized when `redact_pii`): every report but
-    /// `compute_trends`, whose rows went to its files batch by batch.
+    /// The tables the run keeps for the steps after its files (pseudonymized when
+    /// `redact_pii`): the reports whose declaration says they are read back, and
+    /// custom reports.
     pub tables: KeptTables,
     /// The rows that need action, read from `tables` once (the summary and the HTML
     /// page both show these).
@@ -112,39 +112,19 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
             path: dir.clone(),
             cause: source,
         })?;
-
     let book = match per_run.contains(&Format::Xlsx) {
         true => Some(Arc::new(xlsx::Book::new(&dir, opts.as_of)?)),
         false => None,
     };
-    let built = plan.build(|name| {
-        files::ReportFiles::create(&dir, name, &formats, opts.file_mode, book.clone())
+    // The page and the summary show `compute_trends` through its digest, gathered
+    // as its rows go to the files.
+    let built = plan.build(Keep::Declared, |name| {
+        let files = files::ReportFiles::create(&dir, name, &formats, opts.file_mode, book.clone())?;
+        Ok((files, (*name == compute_trends::NAME).then(Digest::default)))
     })?;
-
-    let mut files = Vec::new();
-    let mut sheets = Vec::new();
-    let mut tables = KeptTables::default();
-    let mut trends = None;
-    let mut incomplete = BTreeMap::new();
-    for b in built {
-        if let Some(rows) = b.incomplete {
-            incomplete.insert(b.name.clone(), rows);
-        }
-        let (written, report_sheets) = b.sink.finish(b.rows)?;
-        files.extend(written);
-        sheets.extend(report_sheets);
-        match b.kept {
-            Kept::Table(df) => {
-                tables.frames.insert(b.name, df);
-            }
-            Kept::Spilled(spill) => {
-                tables.spilled.insert(b.name, spill);
-            }
-            Kept::Trends(digest) => trends = Some(*digest),
-        }
-    }
-    let attention = attention::Attention::of_run(&tables, &incomplete, opts.as_of)?;
-    let top_users = trends.as_ref().map(|d| d.top_users().to_vec());
+    let mut finished = Finished::of(built)?;
+    let attention =
+        attention::Attention::of_run(&finished.tables, &finished.incomplete, opts.as_of)?;
     let generated_at = crate::mirror::now_text();
     let info = html::PageInfo {
         as_of: opts.as_of,
@@ -154,36 +134,14 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
         redacted: opts.redact_pii,
         thresholds: &opts.thresholds,
     };
-    let mut pages = Vec::new();
-    let mut book = book.map(Arc::try_unwrap);
-    // Built from `tables` and `trends`, which the engine has already pseudonymized.
-    for format in per_run {
-        let file = match format {
-            Format::Xlsx => match book.take() {
-                Some(Ok(book)) => book.write(
-                    &info,
-                    std::mem::take(&mut sheets),
-                    &attention,
-                    opts.file_mode,
-                )?,
-                _ => {
-                    return Err(ReportError::Panicked {
-                        report: "workbook".to_string(),
-                    });
-                }
-            },
-            _ => {
-                pages = html::org::write_all(opts, &info, &tables, &dir)?;
-                let shown = html::Shown {
-                    frames: &tables.frames,
-                    trends: trends.as_ref(),
-                    attention: &attention,
-                };
-                html::write(&dir, &info, &shown, &files, opts.file_mode)?
-            }
-        };
-        files.push(file);
-    }
+    // Built from what the engine has already pseudonymized.
+    let shown = PerRun {
+        opts,
+        info: &info,
+        dir: &dir,
+        attention: &attention,
+    };
+    let pages = shown.write(&per_run, &mut finished, book)?;
     let head = files::ManifestHead {
         as_of: opts.as_of,
         cutoff: &cutoff,
@@ -192,7 +150,7 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
         redacted_pii: opts.redact_pii,
         thresholds: &opts.thresholds,
     };
-    let listed: Vec<WrittenFile> = files.iter().chain(&pages).cloned().collect();
+    let listed: Vec<WrittenFile> = finished.files.iter().chain(&pages).cloned().collect();
     let manifest = files::write_manifest(&dir, &head, &listed, opts.file_mode)?;
     Ok(ReportOutcome {
         location: dir.display().to_string(),
@@ -201,13 +159,114 @@ fn write_into(opts: &ReportOptions, dir: &Path) -> Result<ReportOutcome, ReportE
         as_of: opts.as_of,
         run_id: run.as_ref().map(|(id, _)| *id),
         observed_at: run.map(|(_, at)| at),
-        files,
+        files: finished.files,
         pages,
         manifest,
-        tables,
+        tables: finished.tables,
         attention,
-        top_users,
+        top_users: finished.digest.as_ref().map(|d| d.top_users().to_vec()),
     })
+}
+
+/// What the report files leave for the once-per-run outputs.
+struct Finished {
+    /// The report files written, in report order.
+    files: Vec<WrittenFile>,
+    /// The reports' sheets, for the workbook.
+    sheets: Vec<xlsx::Finished>,
+    /// The tables the later steps read back.
+    tables: KeptTables,
+    /// `compute_trends`' digest, when it was built.
+    digest: Option<Digest>,
+    /// The incomplete rows, by report.
+    incomplete: BTreeMap<String, Vec<attention::Incomplete>>,
+}
+
+impl Finished {
+    /// Finishes each report's files (renamed into place) and sheets, in report
+    /// order, and gathers what the run keeps.
+    fn of(built: Vec<Built<ReportSink>>) -> Result<Finished, ReportError> {
+        let mut out = Finished {
+            files: Vec::new(),
+            sheets: Vec::new(),
+            tables: KeptTables::default(),
+            digest: None,
+            incomplete: BTreeMap::new(),
+        };
+        for b in built {
+            if let Some(rows) = b.incomplete {
+                out.incomplete.insert(b.name.clone(), rows);
+            }
+            let (files, digest) = b.sink;
+            let (written, sheets) = files.finish(b.rows)?;
+            out.files.extend(written);
+            out.sheets.extend(sheets);
+            out.tables.extend(b.kept);
+            out.digest = out.digest.or(digest);
+        }
+        Ok(out)
+    }
+}
+
+/// Where a report's rows go while it builds: its files, and for `compute_trends`
+/// the digest the page and the summary show.
+type ReportSink = (files::ReportFiles, Option<Digest>);
+
+/// What the once-per-run outputs are made from.
+struct PerRun<'a> {
+    opts: &'a ReportOptions,
+    info: &'a html::PageInfo<'a>,
+    dir: &'a Path,
+    attention: &'a attention::Attention,
+}
+
+impl PerRun<'_> {
+    /// Writes `formats` (the page with the organization pages, the workbook) in the
+    /// order asked, each file added to `finished.files`; returns the organization
+    /// pages.
+    fn write(
+        &self,
+        formats: &[Format],
+        finished: &mut Finished,
+        mut book: Option<Arc<xlsx::Book>>,
+    ) -> Result<Vec<WrittenFile>, ReportError> {
+        let mut pages = Vec::new();
+        for format in formats {
+            let file = match format {
+                Format::Xlsx => self.workbook(book.take(), std::mem::take(&mut finished.sheets))?,
+                _ => {
+                    pages = html::org::write_all(self.opts, self.info, &finished.tables, self.dir)?;
+                    let shown = html::Shown {
+                        tables: &finished.tables,
+                        trends: finished.digest.as_ref(),
+                        attention: self.attention,
+                    };
+                    html::write(
+                        self.dir,
+                        self.info,
+                        &shown,
+                        &finished.files,
+                        self.opts.file_mode,
+                    )?
+                }
+            };
+            finished.files.push(file);
+        }
+        Ok(pages)
+    }
+
+    /// The workbook, once every report's sheets are finished (they hold the book
+    /// until then).
+    fn workbook(
+        &self,
+        book: Option<Arc<xlsx::Book>>,
+        sheets: Vec<xlsx::Finished>,
+    ) -> Result<WrittenFile, ReportError> {
+        let book = book
+            .and_then(|book| Arc::try_unwrap(book).ok())
+            .ok_or(ReportError::WorkbookHeld)?;
+        book.write(self.info, sheets, self.attention, self.opts.file_mode)
+    }
 }
 
 /// The per-report formats to write and the once-per-run ones (the HTML page, the

@@ -5,8 +5,12 @@
 //! with the rows of the CSV files that carry those statuses.
 
 use crate::calendar::{day_of, parse_day};
+use crate::report::declaration::Describe;
+use crate::report::entitlements::{self, Entitlements};
+use crate::report::project_compute::ProjectCompute;
 use crate::report::status::Status;
-use crate::report::tables::{ComputeTrends, Entitlements, ProjectCompute, Trials, UsageSummary};
+use crate::report::tables::Table;
+use crate::report::trials::{self, Trials};
 use crate::report::{KeptTables, ReportError};
 use chrono::NaiveDate;
 use polars::prelude::DataFrame;
@@ -178,11 +182,14 @@ impl Attention {
         incomplete: &BTreeMap<String, Vec<Incomplete>>,
         as_of: NaiveDate,
     ) -> Result<Attention, ReportError> {
+        let whole = |report| tables.get(report).map(|t| t.whole()).transpose();
         Ok(Attention {
-            limits: tables.frame("entitlements").map(limits).transpose()?,
-            trials: tables
-                .frame("trials")
-                .map(|df| trials(df, day_of(as_of)))
+            limits: whole(entitlements::NAME)?
+                .as_ref()
+                .map(limits)
+                .transpose()?,
+            trials: whole(trials::NAME)?
+                .map(|df| expiring_trials(&df, day_of(as_of)))
                 .transpose()?,
             projects: projects(tables)?,
             incomplete: in_report_order(incomplete),
@@ -277,7 +284,7 @@ fn limits(df: &DataFrame) -> Result<Vec<Limit>, ReportError> {
     Ok(rows)
 }
 
-fn trials(df: &DataFrame, today: i64) -> Result<Vec<Trial>, ReportError> {
+fn expiring_trials(df: &DataFrame, today: i64) -> Result<Vec<Trial>, ReportError> {
     let t = Trials::read(df)?;
     let mut out: Vec<Trial> = (0..t.height())
         .filter_map(|r| {
@@ -311,14 +318,14 @@ fn trials(df: &DataFrame, today: i64) -> Result<Vec<Trial>, ReportError> {
 /// The flagged projects, most used first; None without `project_compute`. Read a
 /// batch at a time: the table is kept on disk (`crate::report::spill`).
 fn projects(tables: &KeptTables) -> Result<Option<Vec<Project>>, ReportError> {
+    let Some(table) = tables.get(ProjectCompute::REPORT) else {
+        return Ok(None);
+    };
     let mut out = Vec::new();
-    let kept = tables.for_each_batch(ProjectCompute::REPORT, |df| {
+    table.for_each_batch(|df| {
         out.extend(flagged(df)?);
         Ok(())
     })?;
-    if !kept {
-        return Ok(None);
-    }
     out.sort_by(|a, b| {
         b.pct
             .unwrap_or(0.0)
@@ -349,10 +356,10 @@ fn flagged(df: &DataFrame) -> Result<Vec<Project>, ReportError> {
 fn in_report_order(by_report: &BTreeMap<String, Vec<Incomplete>>) -> Option<Vec<Incomplete>> {
     let carried = crate::report::registry::BUILTIN
         .iter()
-        .filter(|b| b.completeness.is_some());
+        .filter(|b| b.complete.is_some());
     let mut any = false;
     let mut out = Vec::new();
-    for list in carried.filter_map(|b| by_report.get(b.name)) {
+    for list in carried.filter_map(|b| by_report.get(b.name.as_str())) {
         any = true;
         out.extend(list.iter().cloned());
     }
@@ -364,14 +371,18 @@ fn in_report_order(by_report: &BTreeMap<String, Vec<Incomplete>>) -> Option<Vec<
 /// their count, in the order first seen.
 pub struct IncompleteRows {
     report: String,
+    describe: Describe,
     entries: Vec<Incomplete>,
     seen: HashMap<(String, String), usize>,
 }
 
 impl IncompleteRows {
-    pub fn new(report: &str) -> IncompleteRows {
+    /// The incomplete rows of `report`, each named as its declaration's
+    /// `describe` says.
+    pub(crate) fn new(report: &str, describe: Describe) -> IncompleteRows {
         IncompleteRows {
             report: report.to_string(),
+            describe,
             entries: Vec::new(),
             seen: HashMap::new(),
         }
@@ -379,7 +390,10 @@ impl IncompleteRows {
 
     /// Takes in one batch of the report's rows.
     pub fn add(&mut self, df: &DataFrame) -> Result<(), ReportError> {
-        let (complete, missing, what) = row_names(&self.report, df)?;
+        let table = Table::new(&self.report, df);
+        let [complete, missing, _] = crate::report::completeness::COLUMNS;
+        let (complete, missing) = (table.flag(complete)?, table.text(missing)?);
+        let what = (self.describe)(df)?;
         for r in (0..df.height()).filter(|&r| complete[r] == Some(false)) {
             let key = (what(r), missing[r].unwrap_or("").to_string());
             match self.seen.get(&key) {
@@ -403,52 +417,14 @@ impl IncompleteRows {
     }
 }
 
-/// A report's `complete` and `missing` columns, and what a row is about as a person
-/// reads it (asked for each incomplete row only: a large report has millions, and
-/// few are incomplete).
-type RowNames<'a> = (
-    Vec<Option<bool>>,
-    Vec<Option<&'a str>>,
-    Box<dyn Fn(usize) -> String + 'a>,
-);
-
-fn row_names<'a>(report: &str, df: &'a DataFrame) -> Result<RowNames<'a>, ReportError> {
-    fn named(kind: &str, id: Option<i64>, name: Option<&str>) -> String {
-        let id = id.map_or_else(|| "?".to_string(), |n| n.to_string());
-        match name {
-            Some(name) => format!("{kind} {id} ({name})"),
-            None => format!("{kind} {id}"),
-        }
+/// What a row is about as a person reads it: `<kind> <id> (<name>)`, or without
+/// the name when it is unknown.
+pub(crate) fn entity(kind: &str, id: Option<i64>, name: Option<&str>) -> String {
+    let id = id.map_or_else(|| "?".to_string(), |n| n.to_string());
+    match name {
+        Some(name) => format!("{kind} {id} ({name})"),
+        None => format!("{kind} {id}"),
     }
-    Ok(match report {
-        "entitlements" => {
-            let t = Entitlements::read(df)?;
-            let (id, name, metric) = (t.organization_id, t.organization_name, t.metric);
-            let what = move |r: usize| {
-                let org = named("organization", id[r], name[r]);
-                format!("{org} {}", metric[r].unwrap_or("?"))
-            };
-            (t.complete, t.missing, Box::new(what))
-        }
-        "project_compute" => {
-            let t = ProjectCompute::read(df)?;
-            let (id, name) = (t.project_id, t.project_name);
-            let what = move |r: usize| named("project", id[r], name[r]);
-            (t.complete, t.missing, Box::new(what))
-        }
-        "compute_trends" => {
-            let t = ComputeTrends::read(df)?;
-            let (kind, id, name) = (t.entity_type, t.entity_id, t.entity_name);
-            let what = move |r: usize| named(kind[r].unwrap_or("?"), id[r], name[r]);
-            (t.complete, t.missing, Box::new(what))
-        }
-        _ => {
-            let t = UsageSummary::read(df)?;
-            let (scope, id, name) = (t.scope, t.id, t.name);
-            let what = move |r: usize| named(scope[r].unwrap_or("?"), id[r], name[r]);
-            (t.complete, t.missing, Box::new(what))
-        }
-    })
 }
 
 #[cfg(test)]

@@ -1,17 +1,18 @@
 //! A report's rows on their way out, one batch at a time in output order: a job
-//! hands each batch to an [`Emit`]; the batch gets its completeness columns and
-//! pseudonyms, goes to the renderer's [`Sink`] (its files), and leaves behind what
-//! the run keeps of the report ([`Kept`]). A report as large as the users times
-//! their periods (`compute_trends`: 2.2 M rows over xlarge) is never held whole:
-//! memory follows the batch, not the world.
+//! hands each batch to an [`Emit`]; the batch is cut to the report's declared
+//! columns, gets its completeness columns and pseudonyms, goes to the renderer's
+//! [`Sink`] (its files, and whatever a later step gathers as the rows pass, such as
+//! `compute_trends`' digest) and, for a report the later steps read back, to its
+//! [`KeptTable`]. A report as large as the users times their periods
+//! (`compute_trends`: 2.2 M rows over xlarge) is never held whole: memory follows
+//! the batch, not the world.
 
 use crate::report::attention::IncompleteRows;
 use crate::report::completeness::Completeness;
-use crate::report::compute_trends::Digest;
+use crate::report::declaration::Report;
 use crate::report::error::{ReportError, pl};
+use crate::report::kept::KeptTable;
 use crate::report::pii::Pseudonyms;
-use crate::report::registry::Build;
-use crate::report::spill::Spill;
 use polars::prelude::DataFrame;
 use std::sync::OnceLock;
 
@@ -19,57 +20,35 @@ use std::sync::OnceLock;
 pub(crate) type Emit<'e> = dyn FnMut(DataFrame) -> Result<(), ReportError> + 'e;
 
 /// Where a report's finished rows go (completeness columns and pseudonyms
-/// attached), batch by batch in output order: a renderer's files.
+/// attached), batch by batch in output order: a renderer's files, and what a
+/// step gathers from the rows as they pass.
 pub trait Sink {
-    /// Writes one batch.
+    /// Takes one batch.
     fn rows(&mut self, batch: &DataFrame) -> Result<(), ReportError>;
 }
 
-/// A sink that writes nothing: the run keeps what it keeps ([`Kept`]) and no more.
+/// A sink that takes nothing: the run keeps what it keeps and no more.
 impl Sink for () {
     fn rows(&mut self, _: &DataFrame) -> Result<(), ReportError> {
         Ok(())
     }
 }
 
-/// What the run keeps of a report once its rows have gone to the sink.
-pub enum Kept {
-    /// The whole table: reports the size of the organizations, trials or changes,
-    /// which the alerts, the attention list and the pages read by field.
-    Table(DataFrame),
-    /// The table on disk: a report the size of the projects, which the attention
-    /// list and the pages read a slice or a range of organizations at a time.
-    Spilled(Spill),
-    /// The digest of a report built in batches: what the page and the summary
-    /// show of `compute_trends`.
-    Trends(Box<Digest>),
+/// Both sinks, each batch to the first, then the second.
+impl<A: Sink, B: Sink> Sink for (A, B) {
+    fn rows(&mut self, batch: &DataFrame) -> Result<(), ReportError> {
+        self.0.rows(batch)?;
+        self.1.rows(batch)
+    }
 }
 
-impl Kept {
-    /// Nothing yet, for `report` built the way `build` says.
-    fn empty(report: &str, build: Option<&Build>) -> Kept {
-        match build {
-            Some(Build::Digested(_)) => Kept::Trends(Box::default()),
-            Some(Build::Spilled(_)) => Kept::Spilled(Spill::new(report)),
-            _ => Kept::Table(DataFrame::empty()),
-        }
-    }
-
-    fn add(&mut self, report: &str, batch: DataFrame) -> Result<(), ReportError> {
+/// A sink a step attaches to some reports only.
+impl<S: Sink> Sink for Option<S> {
+    fn rows(&mut self, batch: &DataFrame) -> Result<(), ReportError> {
         match self {
-            Kept::Table(df) => append(report, df, batch)?,
-            Kept::Spilled(spill) => spill.add(&batch)?,
-            Kept::Trends(digest) => digest.add(&batch)?,
+            Some(sink) => sink.rows(batch),
+            None => Ok(()),
         }
-        Ok(())
-    }
-
-    /// Once the last batch is in: a spill's file becomes readable.
-    pub(crate) fn finish(mut self) -> Result<Kept, ReportError> {
-        if let Kept::Spilled(spill) = &mut self {
-            spill.finish()?;
-        }
-        Ok(self)
     }
 }
 
@@ -95,15 +74,17 @@ pub(crate) fn append(
 /// failed (the run then reports that error, not the jobs').
 pub(crate) type Shared = OnceLock<Option<Completeness>>;
 
-/// The finishing of one report's batches: completeness columns, pseudonyms, the
-/// sink, and what is kept.
+/// The finishing of one report's batches: its columns, the completeness columns,
+/// pseudonyms, the sink, and what is kept.
 pub(crate) struct Finisher<'a, S> {
     pub report: &'a str,
-    pub sources: Option<crate::report::completeness::RowSources>,
+    /// The built-in report's declaration; None for a custom report (its rows as
+    /// its query returns them).
+    pub declared: Option<&'static Report>,
     pub complete: &'a Shared,
     pub names: Option<(Pseudonyms, bool)>,
     pub sink: S,
-    pub kept: Kept,
+    pub kept: Option<KeptTable>,
     pub rows: usize,
     /// The incomplete rows, for a report that carries `complete`.
     pub incomplete: Option<IncompleteRows>,
@@ -112,42 +93,46 @@ pub(crate) struct Finisher<'a, S> {
 impl<'a, S: Sink> Finisher<'a, S> {
     pub(crate) fn new(
         report: &'a str,
-        build: Option<&Build>,
+        declared: Option<&'static Report>,
         complete: &'a Shared,
         names: Option<(Pseudonyms, bool)>,
         sink: S,
     ) -> Self {
         Finisher {
             report,
-            sources: None,
+            declared,
             complete,
             names,
             sink,
-            kept: Kept::empty(report, build),
+            kept: None,
             rows: 0,
-            incomplete: None,
+            incomplete: declared
+                .and_then(|d| d.complete)
+                .map(|c| IncompleteRows::new(report, c.describe)),
         }
     }
 
-    /// Attaches the completeness columns to every batch, by `sources`.
-    pub(crate) fn with_completeness(
-        mut self,
-        sources: Option<crate::report::completeness::RowSources>,
-    ) -> Self {
-        self.sources = sources;
-        self.incomplete = sources.map(|_| IncompleteRows::new(self.report));
+    /// Keeps the rows for the steps after the files, in memory up to `limit`
+    /// bytes, then on disk.
+    pub(crate) fn keeping(mut self, limit: usize) -> Self {
+        self.kept = Some(KeptTable::new(self.report, limit));
         self
     }
 
-    /// One batch through to the sink and the kept part.
+    /// One batch through to the sink and the kept table.
     pub(crate) fn batch(&mut self, mut df: DataFrame) -> Result<(), ReportError> {
-        if let Some(sources) = self.sources {
-            let Some(complete) = self.complete.wait() else {
+        if let Some(declared) = self.declared {
+            df = df
+                .select(declared.columns.iter().copied())
+                .map_err(pl(self.report, "selecting the report's columns"))?;
+        }
+        if let Some(complete) = self.declared.and_then(|d| d.complete) {
+            let Some(read) = self.complete.wait() else {
                 return Err(ReportError::NoCompleteness {
                     report: self.report.to_string(),
                 });
             };
-            df = complete.attach(self.report, sources, df)?;
+            df = read.attach(self.report, complete.sources, df)?;
         }
         if let Some((names, custom)) = &self.names {
             df = crate::report::pii::redact(names, self.report, df, *custom)?;
@@ -157,32 +142,18 @@ impl<'a, S: Sink> Finisher<'a, S> {
             incomplete.add(&df)?;
         }
         self.sink.rows(&df)?;
-        self.kept.add(self.report, df)
-    }
-}
-
-/// A sink that keeps the whole table, for the readers that want every row
-/// ([`crate::report::frames`]: alerts, tests).
-pub(crate) struct Whole {
-    report: String,
-    table: DataFrame,
-}
-
-impl Whole {
-    pub(crate) fn new(report: &str) -> Whole {
-        Whole {
-            report: report.to_string(),
-            table: DataFrame::empty(),
+        match &mut self.kept {
+            Some(kept) => kept.add(df),
+            None => Ok(()),
         }
     }
 
-    pub(crate) fn into_table(self) -> DataFrame {
-        self.table
-    }
-}
-
-impl Sink for Whole {
-    fn rows(&mut self, batch: &DataFrame) -> Result<(), ReportError> {
-        append(&self.report, &mut self.table, batch.clone())
+    /// Once the last batch is in: the kept table readable.
+    pub(crate) fn finish(&mut self) -> Result<Option<KeptTable>, ReportError> {
+        let mut kept = self.kept.take();
+        if let Some(kept) = &mut kept {
+            kept.finish()?;
+        }
+        Ok(kept)
     }
 }

@@ -6,8 +6,7 @@
 //! figure of an incomplete row is a lower bound, so `exceeded` stays certain.
 
 use crate::calendar::{day_of, parse_day};
-use crate::report::compute_trends::DaysRead;
-use crate::report::error::{ReportError, SqlSite, pl};
+use crate::report::error::{ReportError, pl};
 use crate::report::tables::TableError;
 use chrono::NaiveDate;
 use polars::prelude::*;
@@ -40,22 +39,12 @@ impl Gap {
     }
 }
 
-/// The people whose `compute_trends` rows come from daily metrics.
+/// Whose daily metrics a row's figures read: a user's own, or every user's of a
+/// white label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum People {
     User,
     Whitelabel,
-}
-
-impl People {
-    /// The kind of a `compute_trends` row's `entity_type`; None for organizations.
-    fn of(entity_type: &str) -> Option<People> {
-        match entity_type {
-            "user" => Some(People::User),
-            "whitelabel" => Some(People::Whitelabel),
-            _ => None,
-        }
-    }
 }
 
 /// The completeness of every project, organization and white label at T.
@@ -71,21 +60,14 @@ pub struct Completeness {
     /// Per user and per white label: the days (day number, what is wrong) on which
     /// more than one of a user's daily records fell, by day.
     collided: HashMap<(People, i64), Vec<(i64, String)>>,
-    /// Which days each `compute_trends` row reads.
-    days_read: DaysRead,
+    /// Day number of the as-of date.
+    today: i64,
     /// The observation time of the report's sync run.
     run_as_of: Option<String>,
 }
 
-fn site(part: &str) -> Box<SqlSite> {
-    SqlSite::boxed("completeness", "embedded queries/completeness.sql", part)
-}
-
 fn query_err(part: &'static str) -> impl Fn(rusqlite::Error) -> ReportError {
-    move |cause| ReportError::Query {
-        site: site(part),
-        cause,
-    }
+    crate::report::error::query_err("completeness", "embedded queries/completeness.sql", part)
 }
 
 impl Completeness {
@@ -98,7 +80,7 @@ impl Completeness {
             compute: HashMap::new(),
             users: Vec::new(),
             collided: HashMap::new(),
-            days_read: DaysRead::new(day_of(as_of)),
+            today: day_of(as_of),
             run_as_of: None,
         };
         let err = query_err("project_completeness");
@@ -253,23 +235,27 @@ impl Completeness {
         }
     }
 
-    /// The source of a `compute_trends` row: an organization's compute, or the
-    /// collided days a user's or white label's row reads (None when it reads none:
-    /// the columns stay empty on those rows).
-    pub(crate) fn trend_source(
+    /// Day number of the as-of date the completeness was read for.
+    pub(crate) fn today(&self) -> i64 {
+        self.today
+    }
+
+    /// Whether no daily record of anybody collided with another (the common case:
+    /// a row reading daily metrics then needs no look at its days).
+    pub(crate) fn no_collided_days(&self) -> bool {
+        self.collided.is_empty()
+    }
+
+    /// The source of a row that reads `people`'s (`id`'s) daily metrics from day
+    /// `first` to `last`: the collided days among them, or None when none collided
+    /// (the columns stay empty on such rows).
+    pub(crate) fn daily_source(
         &self,
-        (entity_type, id): (Option<&str>, Option<i64>),
-        (period, start): (Option<&str>, Option<&str>),
+        people: People,
+        id: i64,
+        (first, last): (i64, i64),
     ) -> Option<Source> {
-        if entity_type == Some("organization") {
-            return Some(Source::OrganizationCompute(id));
-        }
-        if self.collided.is_empty() {
-            return None;
-        }
-        let (people, id) = (People::of(entity_type?)?, id?);
         let days = self.collided.get(&(people, id))?;
-        let (first, last) = self.days_read.of(period?, parse_day(start?)?)?;
         days.iter()
             .any(|(day, _)| (first..=last).contains(day))
             .then_some(Source::CollidedDays {

@@ -35,20 +35,12 @@ pub(crate) enum Source {
 /// A range of user ids, `[low, high)`; an open end reaches every id on that side.
 pub(crate) type IdRange = (Option<i64>, Option<i64>);
 
-/// Where errors of these reads point.
-fn site(ctx: &Ctx<'_>, table: &str, what: &str) -> Box<SqlSite> {
-    SqlSite::boxed(ctx.report(), table, what)
-}
-
 fn query_err<'a>(
     ctx: &'a Ctx<'_>,
     table: &'a str,
     what: &'a str,
 ) -> impl Fn(rusqlite::Error) -> ReportError + 'a {
-    move |cause| ReportError::Query {
-        site: site(ctx, table, what),
-        cause,
-    }
+    crate::report::error::query_err(ctx.report(), table, what)
 }
 
 /// Which [`Source`] holds the days as of the report's date.
@@ -141,7 +133,7 @@ fn packed_days(
     while let Some(row) = rows.next().map_err(&err)? {
         let user: i64 = row.get(0).map_err(&err)?;
         let unreadable = |why: String| ReportError::BadValue {
-            site: site(ctx, table, "series"),
+            site: SqlSite::boxed(ctx.report(), table, "series"),
             column: "series".into(),
             value: format!("user {user}: {why}"),
             expected: "a packed daily series",
@@ -185,7 +177,7 @@ fn row_days(
     let mut count = 0;
     while let Some(row) = rows.next().map_err(&err)? {
         let misfit = |column: &str, (value, expected): frame::Misfit| ReportError::BadValue {
-            site: site(ctx, table, "days"),
+            site: SqlSite::boxed(ctx.report(), table, "days"),
             column: column.to_string(),
             value,
             expected,

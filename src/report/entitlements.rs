@@ -3,9 +3,12 @@
 //! projected date the limit will be reached.
 
 use crate::calendar::{date_of, day_of, parse_day};
+use crate::report::attention::entity;
+use crate::report::batches::Emit;
 use crate::report::cols::{add_day_texts, null_of, project, round_columns};
 use crate::report::completeness::{Completeness, Source, Sources};
-use crate::report::error::{ReportError, SqlSite, pl};
+use crate::report::declaration::{Report, ReportName};
+use crate::report::error::{ReportError, pl, query_err};
 use crate::report::frame::Kind;
 use crate::report::status::judge;
 use crate::report::tables::{Table, TableError};
@@ -13,6 +16,21 @@ use crate::report::units::human_pair;
 use crate::report::{Ctx, Thresholds};
 use chrono::NaiveDate;
 use polars::prelude::*;
+
+/// The report's name.
+pub const NAME: ReportName = ReportName::new("entitlements");
+
+/// The report: read back by the attention list, the pages and the alerts.
+pub(crate) const REPORT: Report = Report::new(
+    NAME,
+    "each organization's limits: used, limit, share and status, with projections",
+    include_str!("../../queries/entitlements.sql"),
+    COLUMNS,
+    build,
+)
+.complete(row_sources, describe)
+.kept()
+.cost(2);
 
 /// Output columns, in order.
 pub const COLUMNS: &[&str] = &[
@@ -104,8 +122,8 @@ fn needs() -> Vec<(String, Kind)> {
     out
 }
 
-pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
-    table(ctx, Rates::Derived)
+fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
+    emit(table(ctx, Rates::Derived)?)
 }
 
 /// The report's table with its daily rates and projections left unknown, which
@@ -326,15 +344,43 @@ fn baseline_date(ctx: &Ctx<'_>) -> Result<Option<NaiveDate>, ReportError> {
             [&cutoff],
             |row| row.get(0),
         )
-        .map_err(|source| ReportError::Query {
-            site: SqlSite::boxed(ctx.report(), "sync_runs", "first run"),
-            cause: source,
-        })?;
+        .map_err(query_err(ctx.report(), "sync_runs", "first run"))?;
     let Some(first) = first.as_deref().and_then(parse_day) else {
         return Ok(None);
     };
     let start = (ctx.today - 30).max(first);
     Ok((start < ctx.today).then(|| date_of(start)).flatten())
+}
+
+crate::report::tables::report_table! {
+    /// `entitlements`: one row per (organization, metric).
+    Entitlements = NAME {
+        organization_id: int,
+        organization_name: text,
+        metric: text,
+        unit: text,
+        used: float,
+        limit: float,
+        pct_used: float,
+        remaining: float,
+        status: text,
+        used_human: text,
+        limit_human: text,
+        projected_exhaustion: text,
+        complete: flag,
+        missing: text,
+        data_as_of: text,
+    }
+}
+
+/// An incomplete row in the attention list: its organization and metric.
+fn describe<'a>(df: &'a DataFrame) -> Result<Box<dyn Fn(usize) -> String + 'a>, TableError> {
+    let t = Entitlements::read(df)?;
+    let (id, name, metric) = (t.organization_id, t.organization_name, t.metric);
+    Ok(Box::new(move |r| {
+        let org = entity("organization", id[r], name[r]);
+        format!("{org} {}", metric[r].unwrap_or("?"))
+    }))
 }
 
 /// The completeness of each row (`crate::report::completeness`): a limit's figure
@@ -344,7 +390,7 @@ pub(crate) fn row_sources<'a>(
     _: &'a Completeness,
     df: &'a DataFrame,
 ) -> Result<Sources<'a>, TableError> {
-    let table = Table::new("entitlements", df);
+    let table = Table::new(NAME.as_str(), df);
     let org = table.int("organization_id")?;
     let metric = table.text("metric")?;
     let source = table.text("source")?;

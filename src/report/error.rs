@@ -219,6 +219,12 @@ pub enum ReportError {
         /// The report.
         report: String,
     },
+    /// The workbook could not be put together: a report's sheets still held it
+    /// after every report had finished (a fault of orgledger's, not of the data).
+    #[error(
+        "the workbook cannot be written: a report's sheets still hold it after the reports finished"
+    )]
+    WorkbookHeld,
     /// A report stopped because the completeness its rows take could not be read;
     /// the run reports that failure instead.
     #[error("report {report} stopped: the completeness of its rows could not be read")]
@@ -239,6 +245,19 @@ pub(crate) fn unpanicked<T>(
             report: report.to_string(),
         })
     })
+}
+
+/// Shorthand: wraps a SQLite error with where the query ran: the report, the SQL
+/// (a file, or what it reads) and the part.
+pub(crate) fn query_err<'a>(
+    report: &'a str,
+    file: &'a str,
+    part: &'a str,
+) -> impl Fn(rusqlite::Error) -> ReportError + 'a {
+    move |cause| ReportError::Query {
+        site: SqlSite::boxed(report, file, part),
+        cause,
+    }
 }
 
 /// Shorthand: wraps a polars error with the report and step it happened in.

@@ -188,10 +188,7 @@ fn query_err<'a>(
     extract: &'a Extract,
     part: &'a str,
 ) -> impl Fn(rusqlite::Error) -> ReportError + 'a {
-    move |source| ReportError::Query {
-        site: SqlSite::boxed(&extract.report, &extract.origin, part),
-        cause: source,
-    }
+    crate::report::error::query_err(&extract.report, &extract.origin, part)
 }
 
 fn bad_value(
@@ -225,10 +222,7 @@ fn bind(
             });
         };
         stmt.raw_bind_parameter(i, value)
-            .map_err(|source| ReportError::Query {
-                site: SqlSite::boxed(&extract.report, &extract.origin, part),
-                cause: source,
-            })?;
+            .map_err(query_err(extract, part))?;
     }
     Ok(())
 }

@@ -3,9 +3,10 @@
 //! derived columns, handed to the renderers (`crate::render`: files, the summary,
 //! the page, the workbook) as tables, typed by [`tables`] where rooms meet.
 //!
-//! Each built-in report is an entry of [`registry::BUILTIN`]: its extract
-//! `queries/<name>.sql` (compiled into the binary) and its job in
-//! `src/report/<name>.rs`, where every formula of the report is written, once. Every
+//! Each built-in report is declared once in its module (`src/report/<name>.rs`,
+//! [`declaration::Report`]): its extract `queries/<name>.sql` (compiled into the
+//! binary), its columns, and its job, where every formula of the report is
+//! written, once; [`registry::BUILTIN`] lists the modules. Every
 //! `<queries>/custom/<name>.sql` becomes a report of its own (the query's result,
 //! exported as is). The data dictionary is `reports/README.md`.
 //!
@@ -22,6 +23,7 @@ pub(crate) mod cols;
 pub(crate) mod completeness;
 mod cores;
 pub(crate) mod daily;
+pub mod declaration;
 pub mod error;
 pub(crate) mod frame;
 pub mod kept;
@@ -34,32 +36,31 @@ pub(crate) mod status;
 pub(crate) mod tables;
 pub(crate) mod units;
 
-pub(crate) mod compute_trends;
-pub(crate) mod entitlements;
-mod project_compute;
-mod trials;
-mod usage_summary;
+pub mod compute_trends;
+pub mod entitlements;
+pub mod project_compute;
+pub mod trials;
+pub mod usage_summary;
 
 #[cfg(test)]
 mod explain;
 #[cfg(test)]
 pub(crate) mod testkit;
 
-pub use batches::{Kept, Sink};
+pub use batches::Sink;
 pub use compute_trends::TopUser;
+pub use declaration::{Report, ReportName};
 pub use error::ReportError;
-pub use kept::KeptTables;
+pub use kept::{KeptTable, KeptTables};
 
 use crate::file_mode::FileMode;
 use crate::mirror::asof;
 use chrono::NaiveDate;
 use frame::Kind;
 use polars::prelude::DataFrame;
-use registry::{Build, Builtin};
 use rusqlite::Connection;
 use rusqlite::types::Value;
 use sql::Extract;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Output formats.
@@ -168,6 +169,9 @@ pub struct ReportOptions {
     /// An object store to publish to: files go to `<store>/<as_of>/`, and
     /// `out_root` is not used.
     pub store: Option<crate::output::StoreUrl>,
+    /// The estimated size in bytes past which a table the run keeps for the steps
+    /// after its files waits on disk instead of in memory ([`kept::MEMORY_PER_TABLE`]).
+    pub memory_per_table: usize,
 }
 
 impl ReportOptions {
@@ -184,13 +188,14 @@ impl ReportOptions {
             thresholds: Thresholds::default(),
             file_mode: FileMode::PRIVATE,
             store: None,
+            memory_per_table: kept::MEMORY_PER_TABLE,
         }
     }
 }
 
 /// Names of the built-in reports, in the order they are listed ([`registry::BUILTIN`]).
 pub fn builtin_names() -> impl Iterator<Item = &'static str> {
-    registry::BUILTIN.iter().map(|b| b.name)
+    registry::BUILTIN.iter().map(|b| b.name.as_str())
 }
 
 /// What one report job reads: the connection (with as-of views installed), the
@@ -203,11 +208,48 @@ pub(crate) struct Ctx<'a> {
     pub today: i64,
     pub thresholds: &'a Thresholds,
     pub extract: &'a Extract,
+    /// How to read the same on another connection.
+    reading: Reading<'a>,
 }
 
-impl Ctx<'_> {
+/// A job's reading without its connection: what another thread needs to read
+/// like a job's [`Ctx`] on a connection of its own (a connection is not shared
+/// between threads), or the same job's reading as of another date.
+#[derive(Clone, Copy)]
+pub(crate) struct Reading<'a> {
+    pub opts: &'a ReportOptions,
+    pub extract: &'a Extract,
+    pub as_of: NaiveDate,
+}
+
+impl<'a> Reading<'a> {
+    /// Opens a read-only connection as of the reading's date and runs `work` with
+    /// a context over it.
+    pub(crate) fn run<T>(
+        self,
+        work: impl FnOnce(&Ctx<'_>) -> Result<T, ReportError>,
+    ) -> Result<T, ReportError> {
+        let conn = open(&self.opts.db, self.as_of)?;
+        work(&Ctx {
+            conn: &conn,
+            db: &self.opts.db,
+            as_of: self.as_of,
+            today: crate::calendar::day_of(self.as_of),
+            thresholds: &self.opts.thresholds,
+            extract: self.extract,
+            reading: self,
+        })
+    }
+}
+
+impl<'a> Ctx<'a> {
     pub fn report(&self) -> &str {
         &self.extract.report
+    }
+
+    /// This context's reading, for a connection of another thread's.
+    pub(crate) fn reading(&self) -> Reading<'a> {
+        self.reading
     }
 
     /// Parameters for a query as of `date`.
@@ -276,7 +318,7 @@ impl Ctx<'_> {
 struct Job {
     name: String,
     extract: Extract,
-    builtin: Option<&'static Builtin>,
+    builtin: Option<&'static Report>,
 }
 
 /// A run resolved and checked before anything is built: every name asked for
@@ -295,14 +337,23 @@ pub struct Plan<'a> {
 }
 
 /// One built report: its name, its sink (handed back for the renderer to finish),
-/// what the run keeps of it, its rows, and its incomplete rows when it carries
-/// `complete`.
+/// its table when the steps after the files read it back, its rows, and its
+/// incomplete rows when it carries `complete`.
 pub struct Built<S> {
     pub name: String,
     pub sink: S,
-    pub kept: Kept,
+    pub kept: Option<KeptTable>,
     pub rows: usize,
     pub incomplete: Option<Vec<attention::Incomplete>>,
+}
+
+/// Which reports' tables a run keeps for the steps after its files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Those the later steps read back: as each report declares, and custom ones.
+    Declared,
+    /// Every report's, for readers that want the figures themselves (alerts, tests).
+    All,
 }
 
 impl<'a> Plan<'a> {
@@ -334,20 +385,21 @@ impl<'a> Plan<'a> {
     /// asked.
     pub fn build<S: Sink + Send>(
         self,
+        keep: Keep,
         open: impl Fn(&str) -> Result<S, ReportError> + Sync,
     ) -> Result<Vec<Built<S>>, ReportError> {
-        build_all(self.opts, &self.jobs, &open, self.conn)
+        build_all(self.opts, &self.jobs, keep, &open, self.conn)
     }
 }
 
-/// Builds reports without writing any file: every table a run would render, whole,
-/// for readers that want the figures themselves (alerts, tests).
-pub(crate) fn frames(opts: &ReportOptions) -> Result<BTreeMap<String, DataFrame>, ReportError> {
-    let built = Plan::new(opts)?.build(|name| Ok(batches::Whole::new(name)))?;
-    Ok(built
-        .into_iter()
-        .map(|b| (b.name, b.sink.into_table()))
-        .collect())
+/// Builds reports without writing any file, keeping every table a run would
+/// render, for readers that want the figures themselves (alerts, tests).
+pub fn tables(opts: &ReportOptions) -> Result<KeptTables, ReportError> {
+    let mut tables = KeptTables::default();
+    for built in Plan::new(opts)?.build(Keep::All, |_| Ok(()))? {
+        tables.extend(built.kept);
+    }
+    Ok(tables)
 }
 
 /// The queries folder: the option, else `./queries` when it exists.
@@ -454,6 +506,7 @@ fn cost(job: &Job) -> u8 {
 fn build_all<S: Sink + Send>(
     opts: &ReportOptions,
     jobs: &[Job],
+    keep: Keep,
     open: &(impl Fn(&str) -> Result<S, ReportError> + Sync),
     first_conn: Connection,
 ) -> Result<Vec<Built<S>>, ReportError> {
@@ -485,7 +538,9 @@ fn build_all<S: Sink + Send>(
             outcome
         });
         let built = cores::run("report", machine, &slots, |i| {
-            guarded(&jobs[i].name, || build_one(opts, &jobs[i], &complete, open))
+            guarded(&jobs[i].name, || {
+                build_one(opts, &jobs[i], keep, &complete, open)
+            })
         });
         (error::unpanicked("completeness", reader.join()), built)
     });
@@ -500,6 +555,7 @@ fn build_all<S: Sink + Send>(
 fn build_one<S: Sink>(
     opts: &ReportOptions,
     job: &Job,
+    keep: Keep,
     complete: &batches::Shared,
     open: &impl Fn(&str) -> Result<S, ReportError>,
 ) -> Result<Built<S>, ReportError> {
@@ -508,14 +564,17 @@ fn build_one<S: Sink>(
         true => Some((pii::Pseudonyms::of_mirror(&opts.db)?, job.builtin.is_none())),
         false => None,
     };
-    let build = job.builtin.map(|b| &b.build);
-    let mut out = batches::Finisher::new(&job.name, build, complete, names, open(&job.name)?)
-        .with_completeness(job.builtin.and_then(|b| b.completeness));
-    with_ctx_as_of(opts, &job.extract, opts.as_of, |ctx| match build {
-        Some(Build::Table(table)) => out.batch(table(ctx)?),
-        Some(Build::Spilled(rows) | Build::Digested(rows)) => {
-            rows(ctx, &mut |batch| out.batch(batch))
-        }
+    let mut out = batches::Finisher::new(&job.name, job.builtin, complete, names, open(&job.name)?);
+    if keep == Keep::All || job.builtin.is_none_or(|b| b.kept) {
+        out = out.keeping(opts.memory_per_table);
+    }
+    let reading = Reading {
+        opts,
+        extract: &job.extract,
+        as_of: opts.as_of,
+    };
+    reading.run(|ctx| match job.builtin {
+        Some(report) => (report.job)(ctx, &mut |batch| out.batch(batch)),
         None => out.batch(custom(ctx)?),
     })?;
     tracing::debug!(
@@ -526,8 +585,8 @@ fn build_one<S: Sink>(
     );
     Ok(Built {
         name: job.name.clone(),
+        kept: out.finish()?,
         sink: out.sink,
-        kept: out.kept.finish()?,
         rows: out.rows,
         incomplete: out.incomplete.map(attention::IncompleteRows::finish),
     })
@@ -549,25 +608,6 @@ pub(crate) fn builtin_extract(name: &str) -> Result<Extract, ReportError> {
     registry::find(name).map(sql::builtin).ok_or_else(|| {
         let valid: Vec<String> = builtin_names().map(str::to_string).collect();
         unknown(name, &valid)
-    })
-}
-
-/// `work` over a read-only connection of its own and a context as of `as_of`
-/// (the run's day, or another for the history on the organization pages).
-pub(crate) fn with_ctx_as_of<T>(
-    opts: &ReportOptions,
-    extract: &Extract,
-    as_of: NaiveDate,
-    work: impl FnOnce(&Ctx<'_>) -> Result<T, ReportError>,
-) -> Result<T, ReportError> {
-    let conn = open(&opts.db, as_of)?;
-    work(&Ctx {
-        conn: &conn,
-        db: &opts.db,
-        as_of,
-        today: crate::calendar::day_of(as_of),
-        thresholds: &opts.thresholds,
-        extract,
     })
 }
 

@@ -4,10 +4,12 @@
 //! organizations at a time ([`Members`]). The alert conditions come from the alerts
 //! room (`alerts::held`), with [`Extra::trial_orgs`].
 
-use crate::report::changes::{self, KindFilter, Point, Query};
-use crate::report::error::{ReportError, SqlSite};
-use crate::report::tables::{self, Changes, ProjectCompute, Trials};
-use crate::report::{KeptTables, ReportOptions, entitlements, pii};
+use crate::report::changes::{self, Changes, KindFilter, Point, Query};
+use crate::report::error::ReportError;
+use crate::report::project_compute::ProjectCompute;
+use crate::report::tables::Table;
+use crate::report::trials::Trials;
+use crate::report::{KeptTable, KeptTables, Reading, ReportOptions, entitlements, pii};
 use chrono::{Days, NaiveDate};
 use polars::prelude::DataFrame;
 use rusqlite::Connection;
@@ -54,10 +56,7 @@ pub struct Extra {
 }
 
 fn query_err(what: &'static str) -> impl Fn(rusqlite::Error) -> ReportError {
-    move |cause| ReportError::Query {
-        site: SqlSite::boxed("organization pages", "the mirror", what),
-        cause,
-    }
+    crate::report::error::query_err("organization pages", "the mirror", what)
 }
 
 /// Reads it; `tables` are the run's report tables (already pseudonymized).
@@ -68,7 +67,8 @@ pub fn read(opts: &ReportOptions, tables: &KeptTables) -> Result<Extra, ReportEr
         changes: change_log(&conn, opts, &owner)?,
         ..Extra::default()
     };
-    history(opts, tables.frame("entitlements"), &conn, &mut extra)?;
+    let today = tables.get(entitlements::NAME).map(KeptTable::whole);
+    history(opts, today.transpose()?, &conn, &mut extra)?;
     extra.trial_orgs = owner.trials;
     Ok(extra)
 }
@@ -136,7 +136,7 @@ fn change_log(
     opts: &ReportOptions,
     owner: &Owners,
 ) -> Result<HashMap<i64, Vec<ChangeRow>>, ReportError> {
-    let extract = crate::report::builtin_extract(changes::REPORT)?;
+    let extract = crate::report::builtin_extract(changes::NAME.as_str())?;
     let since = opts.as_of - Days::new(CHANGE_DAYS);
     let query = Query {
         since: Point::end_of_day(since),
@@ -147,7 +147,12 @@ fn change_log(
     let all = changes::read(conn, &extract, &query)?;
     let mut df = changes::frame(&all)?;
     if opts.redact_pii {
-        df = pii::redact(&pii::Pseudonyms::read(conn)?, changes::REPORT, df, false)?;
+        df = pii::redact(
+            &pii::Pseudonyms::read(conn)?,
+            changes::NAME.as_str(),
+            df,
+            false,
+        )?;
     }
     let t = Changes::read(&df)?;
     let cell = |column: &[Option<&str>], r: usize| column[r].unwrap_or("").to_string();
@@ -187,16 +192,20 @@ fn owners(tables: &KeptTables) -> Result<Owners, ReportError> {
         );
     };
     let (mut projects, mut trials) = (HashMap::new(), HashMap::new());
-    tables.for_each_batch(ProjectCompute::REPORT, |df| {
-        let t = ProjectCompute::read(df)?;
-        pairs(&mut projects, t.project_id, t.organization_id);
-        Ok(())
-    })?;
-    tables.for_each_batch(Trials::REPORT, |df| {
-        let t = Trials::read(df)?;
-        pairs(&mut trials, t.trial_id, t.organization_id);
-        Ok(())
-    })?;
+    if let Some(table) = tables.get(ProjectCompute::REPORT) {
+        table.for_each_batch(|df| {
+            let t = ProjectCompute::read(df)?;
+            pairs(&mut projects, t.project_id, t.organization_id);
+            Ok(())
+        })?;
+    }
+    if let Some(table) = tables.get(Trials::REPORT) {
+        table.for_each_batch(|df| {
+            let t = Trials::read(df)?;
+            pairs(&mut trials, t.trial_id, t.organization_id);
+            Ok(())
+        })?;
+    }
     Ok(Owners { projects, trials })
 }
 
@@ -218,7 +227,7 @@ impl Owners {
 /// the table never disagree.
 fn history(
     opts: &ReportOptions,
-    today: Option<&DataFrame>,
+    today: Option<DataFrame>,
     conn: &Connection,
     extra: &mut Extra,
 ) -> Result<(), ReportError> {
@@ -230,20 +239,24 @@ fn history(
         .filter(|d| first.is_some_and(|f| *d >= f))
         .collect();
     extra.history_starts = first.filter(|f| *f > start);
-    let extract = crate::report::builtin_extract("entitlements")?;
+    let extract = crate::report::builtin_extract(entitlements::NAME.as_str())?;
     let mut tables: Vec<(NaiveDate, DataFrame)> = days
         .iter()
         .map(|&day| {
-            crate::report::with_ctx_as_of(opts, &extract, day, entitlements::usage)
-                .map(|df| (day, df))
+            let reading = Reading {
+                opts,
+                extract: &extract,
+                as_of: day,
+            };
+            reading.run(entitlements::usage).map(|df| (day, df))
         })
         .collect::<Result<_, _>>()?;
     if let Some(now) = today {
-        tables.push((opts.as_of, now.clone()));
+        tables.push((opts.as_of, now));
     }
     for (day, df) in &tables {
         let number = crate::calendar::day_of(*day);
-        let t = tables::Table::new("entitlements", df);
+        let t = Table::new(entitlements::NAME.as_str(), df);
         let (org, metric, used) = (
             t.int("organization_id")?,
             t.text("metric")?,

@@ -3,15 +3,31 @@
 //! budget used, a flag at the threshold (80 % by default) and its deletion date.
 
 use crate::report::Ctx;
+use crate::report::attention::entity;
 use crate::report::batches::Emit;
-use crate::report::cols::project;
 use crate::report::completeness::{Completeness, Source, Sources};
+use crate::report::declaration::{Report, ReportName};
 use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
 use crate::report::status::flag;
 use crate::report::tables::{Table, TableError};
 use crate::report::units::human;
 use polars::prelude::*;
+
+/// The report's name.
+pub const NAME: ReportName = ReportName::new("project_compute");
+
+/// The report: a row per project, read back by the attention list and the pages.
+pub(crate) const REPORT: Report = Report::new(
+    NAME,
+    "each project's compute used against its budget",
+    include_str!("../../queries/project_compute.sql"),
+    COLUMNS,
+    build,
+)
+.complete(row_sources, describe)
+.kept()
+.cost(3);
 
 /// Output columns, in order.
 pub const COLUMNS: &[&str] = &[
@@ -45,11 +61,11 @@ const READ: &[(&str, Kind)] = &[
     ("deleted_date", Kind::Text),
 ];
 
-pub fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
+fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
     let report = ctx.report();
     ctx.read_batches("main", READ, &mut |mut df| {
         add_flag(report, &mut df, ctx.thresholds.flag_pct)?;
-        emit(project(report, &df, COLUMNS)?)
+        emit(df)
     })
 }
 
@@ -100,11 +116,35 @@ pub(crate) fn row_sources<'a>(
     df: &'a DataFrame,
 ) -> Result<Sources<'a>, TableError> {
     Ok(Box::new(
-        Table::new("project_compute", df)
+        Table::new(NAME.as_str(), df)
             .int("project_id")?
             .into_iter()
             .map(|p| Some(Source::Project(p))),
     ))
+}
+
+crate::report::tables::report_table! {
+    /// `project_compute`: one row per project.
+    ProjectCompute = NAME {
+        project_id: int,
+        project_name: text,
+        organization_id: int,
+        organization_name: text,
+        time_used_ms: float,
+        time_left_ms: float,
+        pct_used: float,
+        flagged: flag,
+        period_end: text,
+        complete: flag,
+        missing: text,
+    }
+}
+
+/// An incomplete row in the attention list: its project.
+fn describe<'a>(df: &'a DataFrame) -> Result<Box<dyn Fn(usize) -> String + 'a>, TableError> {
+    let t = ProjectCompute::read(df)?;
+    let (id, name) = (t.project_id, t.project_name);
+    Ok(Box::new(move |r| entity("project", id[r], name[r])))
 }
 
 #[cfg(test)]

@@ -1,18 +1,20 @@
 //! A report table kept on disk for the rest of the run: its batches go to an
-//! uncompressed Parquet file in the temporary folder (`TMPDIR`) as they go out, and
-//! its readers take it back a slice at a time ([`Spill::for_each_batch`], through
-//! [`crate::report::KeptTables`]). `project_compute` has a row per project of the
-//! world: over `xxlarge` (168,365 rows) held whole it stood under every later step
-//! of the run, 36 MB of its peak (docs/performance.md). The file goes when the
-//! spill is dropped.
+//! uncompressed Parquet file as they come, and its readers take it back a slice at
+//! a time ([`Spill::for_each_batch`], through [`crate::report::kept`]). The file is
+//! anonymous (`O_TMPFILE` in `TMPDIR`, or created and unlinked at once where that
+//! is missing): no name points at it from the moment it exists, so the system
+//! frees it when the run ends, however it ends (a `kill -9` included), and no other
+//! process can open it.
 
+use crate::output::parquet::{Reader, batched, typed};
 use crate::report::error::{ReportError, pl};
 use polars::prelude::DataFrame;
 use polars_io::SerReader;
 use polars_io::parquet::read::ParquetReader;
-use polars_io::parquet::write::{BatchedWriter, ParquetCompression, ParquetWriter};
+use polars_io::parquet::write::BatchedWriter;
 use std::fs::File;
-use std::path::Path;
+use std::io::{Seek, SeekFrom};
+use std::sync::{Mutex, PoisonError};
 
 /// Rows read back at a time: the table's memory while it is read, whatever the
 /// size of the world.
@@ -21,8 +23,10 @@ const SLICE_ROWS: usize = 32_768;
 /// A report table on disk, written batch by batch, read back in slices.
 pub struct Spill {
     report: String,
-    /// None until the first batch (the file's schema is the first batch's).
-    file: Option<tempfile::NamedTempFile>,
+    /// None until the first batch (the file's schema is the first batch's). The
+    /// reading handle shares its offset with the writer's: a read seeks it, under
+    /// the lock.
+    file: Option<Mutex<File>>,
     /// Boxed: polars' writer is 700 bytes, the spill is moved once finished.
     writer: Option<Box<BatchedWriter<File>>>,
     rows: usize,
@@ -64,8 +68,7 @@ impl Spill {
 
     /// Appends a batch.
     pub(crate) fn add(&mut self, batch: &DataFrame) -> Result<(), ReportError> {
-        let batch = crate::output::parquet::typed(batch)
-            .map_err(pl(&self.report, "preparing a batch to keep on disk"))?;
+        let batch = typed(batch).map_err(pl(&self.report, "preparing a batch to keep on disk"))?;
         let writer = match &mut self.writer {
             Some(writer) => writer,
             None => self.open(&batch)?,
@@ -78,24 +81,15 @@ impl Spill {
     }
 
     fn open(&mut self, first: &DataFrame) -> Result<&mut BatchedWriter<File>, ReportError> {
-        let file = tempfile::Builder::new()
-            .prefix("orgledger-spill-")
-            .suffix(".parquet")
-            .tempfile()
-            .map_err(|cause| ReportError::Io {
-                path: std::env::temp_dir(),
-                cause,
-            })?;
-        let out = file.reopen().map_err(|cause| ReportError::Io {
-            path: file.path().to_path_buf(),
+        let io = |cause| ReportError::Io {
+            path: std::env::temp_dir(),
             cause,
-        })?;
-        // Read back within the run: encoding speed over size.
-        let writer = ParquetWriter::new(out)
-            .with_compression(ParquetCompression::Uncompressed)
-            .batched(first.schema())
+        };
+        let file = tempfile::tempfile().map_err(io)?;
+        let out = file.try_clone().map_err(io)?;
+        let writer = batched(out, first.schema(), Reader::Run)
             .map_err(pl(&self.report, "keeping a batch on disk"))?;
-        self.file = Some(file);
+        self.file = Some(Mutex::new(file));
         Ok(self.writer.insert(Box::new(writer)))
     }
 
@@ -119,156 +113,34 @@ impl Spill {
             return Ok(());
         };
         for offset in (0..self.rows.max(1)).step_by(self.slice_rows) {
-            each(&self.slice(file.path(), offset)?)?;
+            each(&self.slice(file, offset)?)?;
         }
         Ok(())
     }
 
-    fn slice(&self, path: &Path, offset: usize) -> Result<DataFrame, ReportError> {
-        let file = File::open(path).map_err(|cause| ReportError::Io {
-            path: path.to_path_buf(),
-            cause,
-        })?;
-        ParquetReader::new(file)
+    fn slice(&self, file: &Mutex<File>, offset: usize) -> Result<DataFrame, ReportError> {
+        // A reader that panicked left nothing half done: each read seeks first.
+        let mut file = file.lock().unwrap_or_else(PoisonError::into_inner);
+        // polars maps the file from the handle's offset, which the writer left at
+        // its end.
+        file.seek(SeekFrom::Start(0))
+            .map_err(|cause| ReportError::Io {
+                path: std::env::temp_dir(),
+                cause,
+            })?;
+        ParquetReader::new(&mut *file)
             .with_slice(Some((offset, self.slice_rows)))
             .finish()
             .map_err(pl(&self.report, "reading the table kept on disk"))
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::KeptTables;
-    use crate::report::batches::append;
-    use crate::report::tables::Table;
-    use polars::prelude::{Column, DataType};
-    use std::collections::BTreeMap;
-
-    fn batch(orgs: &[Option<i64>], names: &[Option<&str>]) -> DataFrame {
-        let names: Vec<Option<String>> = names.iter().map(|n| n.map(str::to_string)).collect();
-        DataFrame::new_infer_height(vec![
-            Column::new("organization_id".into(), orgs.to_vec()),
-            Column::new("project_name".into(), names),
-        ])
-        .expect("batch")
-    }
-
-    fn names(df: &DataFrame) -> Vec<Option<String>> {
-        let t = Table::new("test", df);
-        let names = t.text("project_name").expect("names");
-        names.into_iter().map(|n| n.map(str::to_string)).collect()
-    }
-
-    /// The run's tables with `spill` as the report `test`, as its readers ask for it.
-    fn kept(spill: Spill) -> KeptTables {
-        KeptTables {
-            spilled: BTreeMap::from([("test".to_string(), spill)]),
-            ..KeptTables::default()
-        }
-    }
-
-    fn whole(tables: &KeptTables) -> DataFrame {
-        let table = tables.whole("test").expect("read back");
-        table.expect("kept")
-    }
-
-    fn of_orgs(tables: &KeptTables, orgs: &[i64]) -> DataFrame {
-        let table = tables.of_orgs("test", orgs).expect("range");
-        table.expect("kept")
-    }
-
-    /// Three batches read back in slices of two rows: slices that cross batches,
-    /// a last slice of one row, nulls and an untyped (all-null) column kept.
-    fn three_batches() -> (Spill, DataFrame) {
-        let parts = [
-            batch(&[Some(1), Some(2)], &[Some("a"), None]),
-            batch(
-                &[Some(2), None, Some(3)],
-                &[Some("c"), Some("d"), Some("é")],
-            ),
-            batch(&[Some(1), Some(2)], &[Some("f"), Some("g")]),
-        ];
-        let mut spill = Spill::new("test").with_slice_rows(2);
-        let mut whole = DataFrame::empty();
-        for part in parts {
-            spill.add(&part).expect("kept");
-            append("test", &mut whole, part).expect("appended");
-        }
-        spill.finish().expect("finished");
-        (spill, whole)
-    }
-
-    #[test]
-    fn a_spill_reads_back_every_row_in_table_order_slice_by_slice() {
-        let (spill, all) = three_batches();
-        assert_eq!(spill.height(), 7);
-        let mut slices = Vec::new();
-        spill
-            .for_each_batch(|df| {
-                slices.push(df.height());
-                Ok(())
-            })
-            .expect("read");
-        assert_eq!(slices, [2, 2, 2, 1]);
-        let back = whole(&kept(spill));
-        assert_eq!(names(&back), names(&all));
-        let orgs = Table::new("test", &back)
-            .int("organization_id")
-            .expect("ids");
-        assert_eq!(
-            orgs,
-            [Some(1), Some(2), Some(2), None, Some(3), Some(1), Some(2)]
-        );
-    }
-
-    #[test]
-    fn a_range_of_organizations_gets_their_rows_only_in_table_order() {
-        let tables = kept(three_batches().0);
-        let of = |orgs: &[i64]| names(&of_orgs(&tables, orgs));
-        let text = |v: &[&str]| v.iter().map(|s| Some(s.to_string())).collect::<Vec<_>>();
-        assert_eq!(of(&[1]), text(&["a", "f"]));
-        assert_eq!(of(&[3, 1]), text(&["a", "é", "f"]));
-        assert_eq!(of(&[2]), [None, Some("c".into()), Some("g".into())]);
-        assert_eq!(
-            of(&[9]),
-            Vec::<Option<String>>::new(),
-            "an organization without rows"
-        );
-        assert!(tables.of_orgs("other", &[1]).expect("read").is_none());
-    }
-
-    #[test]
-    fn an_all_null_column_reads_back_as_text_and_a_spill_without_batches_as_nothing() {
-        let mut spill = Spill::new("test");
-        let mut part = batch(&[Some(1)], &[Some("a")]);
-        part.with_column(Column::full_null("missing".into(), 1, &DataType::Null))
-            .expect("column");
-        spill.add(&part).expect("kept");
-        spill.finish().expect("finished");
-        let back = whole(&kept(spill));
-        assert_eq!(
-            back.column("missing").expect("kept").dtype(),
-            &DataType::String
-        );
-        let mut none = Spill::new("test");
-        none.finish().expect("finished");
-        let none = kept(none);
-        assert_eq!(whole(&none).height(), 0);
-        assert_eq!(of_orgs(&none, &[1]).height(), 0);
-    }
-
-    #[test]
-    fn a_table_without_rows_reads_back_with_its_columns() {
-        let mut spill = Spill::new("test");
-        spill.add(&batch(&[], &[])).expect("kept");
-        spill.finish().expect("finished");
-        let tables = kept(spill);
-        for df in [whole(&tables), of_orgs(&tables, &[1])] {
-            assert_eq!(df.height(), 0);
-            assert_eq!(names(&df), Vec::<Option<String>>::new());
-            let ids = Table::new("test", &df).int("organization_id");
-            assert_eq!(ids.expect("the column is there"), []);
-        }
+    /// Where the file's descriptor points (`/proc/self/fd`): an anonymous file
+    /// reads as `… (deleted)`, or `/tmp/#N` for an `O_TMPFILE` one.
+    #[cfg(all(test, target_os = "linux"))]
+    pub(crate) fn file_target(&self) -> Option<String> {
+        use std::os::fd::AsRawFd;
+        let file = self.file.as_ref()?.lock().ok()?;
+        let link = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+        Some(link.display().to_string())
     }
 }

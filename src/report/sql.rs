@@ -6,8 +6,8 @@
 //! named section; text before the first marker is the section `main`. A report's job
 //! asks for its sections by name.
 
+use crate::report::declaration::Report;
 use crate::report::error::ReportError;
-use crate::report::registry::Builtin;
 use std::path::{Path, PathBuf};
 
 /// One report's SQL, split into sections.
@@ -80,9 +80,9 @@ fn push_part(parts: &mut Vec<(String, String)>, name: &str, body: &str) {
 }
 
 /// The extract of a built-in report: its shipped SQL, compiled into the binary.
-pub fn builtin(report: &Builtin) -> Extract {
+pub fn builtin(report: &Report) -> Extract {
     Extract::parse(
-        report.name,
+        report.name.as_str(),
         format!("embedded queries/{}.sql", report.name),
         report.sql,
     )

@@ -120,35 +120,37 @@ impl<'a> Table<'a> {
     }
 }
 
-/// One struct per report: `Name = "report" { column: kind, … }`, each field the
-/// column's values (`text`, `int`, `float` or `flag`).
+/// The typed table of a report, declared in the report's module:
+/// `Name = NAME { column: kind, … }`, each field the column's values (`text`,
+/// `int`, `float` or `flag`) of the columns its readers use.
 macro_rules! report_table {
     (@type text) => { Option<&'a str> };
     (@type int) => { Option<i64> };
     (@type float) => { Option<f64> };
     (@type flag) => { Option<bool> };
-    ($(#[$doc:meta])* $name:ident = $report:literal { $($column:ident: $kind:ident),* $(,)? }) => {
+    ($(#[$doc:meta])* $name:ident = $report:path { $($column:ident: $kind:ident),* $(,)? }) => {
         $(#[$doc])*
         pub struct $name<'a> {
-            $(pub $column: Vec<report_table!(@type $kind)>,)*
-            // Generated for every report; not every report's readers need the count
-            // or the name.
+            $(pub $column: Vec<$crate::report::tables::report_table!(@type $kind)>,)*
+            // Generated for every report; not every report's readers need the count.
             #[allow(dead_code)]
             rows: usize,
-            _frame: std::marker::PhantomData<&'a DataFrame>,
+            _frame: std::marker::PhantomData<&'a polars::prelude::DataFrame>,
         }
 
         #[allow(dead_code)]
         impl<'a> $name<'a> {
             /// The report.
-            pub const REPORT: &'static str = $report;
+            pub const REPORT: $crate::report::declaration::ReportName = $report;
             /// The columns read.
             #[cfg(test)]
             pub const COLUMNS: &'static [&'static str] = &[$(stringify!($column)),*];
 
             /// Reads the report's table.
-            pub fn read(df: &'a DataFrame) -> Result<Self, TableError> {
-                let table = Table::new($report, df);
+            pub fn read(
+                df: &'a polars::prelude::DataFrame,
+            ) -> Result<Self, $crate::report::tables::TableError> {
+                let table = $crate::report::tables::Table::new($report.as_str(), df);
                 Ok($name {
                     $($column: table.$kind(stringify!($column))?,)*
                     rows: df.height(),
@@ -163,116 +165,27 @@ macro_rules! report_table {
         }
     };
 }
-
-report_table! {
-    /// `entitlements`: one row per (organization, metric).
-    Entitlements = "entitlements" {
-        organization_id: int,
-        organization_name: text,
-        metric: text,
-        unit: text,
-        used: float,
-        limit: float,
-        pct_used: float,
-        remaining: float,
-        status: text,
-        used_human: text,
-        limit_human: text,
-        projected_exhaustion: text,
-        complete: flag,
-        missing: text,
-        data_as_of: text,
-    }
-}
-
-report_table! {
-    /// `trials`: one row per trial.
-    Trials = "trials" {
-        trial_id: int,
-        user_id: int,
-        user_name: text,
-        user_email: text,
-        organization_id: int,
-        organization_name: text,
-        status: text,
-        expiration_date: text,
-        expired_date: text,
-        deletion_due: text,
-        days_left: int,
-    }
-}
-
-report_table! {
-    /// `project_compute`: one row per project.
-    ProjectCompute = "project_compute" {
-        project_id: int,
-        project_name: text,
-        organization_id: int,
-        organization_name: text,
-        time_used_ms: float,
-        time_left_ms: float,
-        pct_used: float,
-        flagged: flag,
-        period_end: text,
-        complete: flag,
-        missing: text,
-    }
-}
-
-report_table! {
-    /// `compute_trends`: one row per (entity, period, period start).
-    ComputeTrends = "compute_trends" {
-        entity_type: text,
-        entity_id: int,
-        entity_name: text,
-        period: text,
-        period_start: text,
-        compute_seconds: float,
-        rolling_30d: float,
-        rolling_30d_prev: float,
-        complete: flag,
-        missing: text,
-    }
-}
-
-report_table! {
-    /// `usage_summary`: one row per (scope, window).
-    UsageSummary = "usage_summary" {
-        scope: text,
-        id: int,
-        name: text,
-        complete: flag,
-        missing: text,
-    }
-}
-
-report_table! {
-    /// `changes`: one row per change the mirror saw.
-    Changes = "changes" {
-        observed_at: text,
-        kind: text,
-        entity_type: text,
-        entity_id: text,
-        entity_name: text,
-        field: text,
-        before: text,
-        after: text,
-    }
-}
+pub(crate) use report_table;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::changes::Changes;
+    use crate::report::compute_trends::ComputeTrends;
+    use crate::report::declaration::ReportName;
+    use crate::report::entitlements::Entitlements;
+    use crate::report::project_compute::ProjectCompute;
     use crate::report::testkit;
+    use crate::report::trials::Trials;
 
     #[test]
     fn every_struct_reads_the_table_its_report_builds() {
         let frames = testkit::all_frames();
-        let check = |report: &str,
+        let check = |report: ReportName,
                      columns: &[&str],
                      read: &dyn Fn(&DataFrame) -> Result<usize, TableError>| {
             let df = frames
-                .get(report)
+                .get(report.as_str())
                 .unwrap_or_else(|| panic!("the run builds {report}"));
             assert_eq!(read(df), Ok(df.height()), "{report}");
             assert!(!columns.is_empty());
@@ -289,9 +202,6 @@ mod tests {
         check(ComputeTrends::REPORT, ComputeTrends::COLUMNS, &|df| {
             ComputeTrends::read(df).map(|t| t.height())
         });
-        check(UsageSummary::REPORT, UsageSummary::COLUMNS, &|df| {
-            UsageSummary::read(df).map(|t| t.height())
-        });
         check(Changes::REPORT, Changes::COLUMNS, &|df| {
             Changes::read(df).map(|t| t.height())
         });
@@ -300,7 +210,10 @@ mod tests {
     #[test]
     fn a_missing_or_retyped_column_is_an_error_naming_it() {
         let frames = testkit::all_frames();
-        let df = frames.get("entitlements").expect("entitlements").clone();
+        let df = frames
+            .get(Entitlements::REPORT.as_str())
+            .expect("entitlements")
+            .clone();
         let renamed = df
             .clone()
             .rename("pct_used", "pct".into())

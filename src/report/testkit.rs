@@ -23,8 +23,9 @@ impl Reports for TestMirror {
     /// Builds report tables as of `as_of` (closing the writer first).
     fn report(&mut self, as_of: &str, names: &[&str]) -> Tables {
         self.close();
-        let frames = crate::report::frames(&self.options(as_of, names)).expect("report tables");
-        Tables { frames }
+        Tables {
+            frames: whole_tables(&self.options(as_of, names)),
+        }
     }
 
     /// Report options writing into this mirror's folder.
@@ -196,5 +197,17 @@ pub fn all_frames() -> BTreeMap<String, DataFrame> {
     let mut m = TestMirror::new();
     small_world(&mut m);
     m.close();
-    crate::report::frames(&m.options("2025-03-31", &[])).expect("report tables")
+    whole_tables(&m.options("2025-03-31", &[]))
+}
+
+/// Every table of the run `opts` asks for, whole, by report name.
+fn whole_tables(opts: &crate::report::ReportOptions) -> BTreeMap<String, DataFrame> {
+    let tables = crate::report::tables(opts).expect("report tables");
+    tables
+        .names()
+        .map(|name| {
+            let table = tables.get(name).expect("kept").whole();
+            (name.to_string(), table.expect("read back"))
+        })
+        .collect()
 }

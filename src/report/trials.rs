@@ -2,13 +2,29 @@
 //! before it expires, and the date its organization is due for deletion once expired.
 
 use crate::report::Ctx;
-use crate::report::cols::{add_day_numbers, add_day_texts, null_of, project};
+use crate::report::batches::Emit;
+use crate::report::cols::{add_day_numbers, add_day_texts, null_of};
+use crate::report::declaration::{Report, ReportName};
 use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
 use polars::prelude::*;
 
 /// Days between a trial's expiry and its organization's deletion (the platform's grace period).
 pub const GRACE_DAYS: i64 = 30;
+
+/// The report's name.
+pub const NAME: ReportName = ReportName::new("trials");
+
+/// The report: read back by the attention list, the pages and the alerts.
+pub(crate) const REPORT: Report = Report::new(
+    NAME,
+    "white label users' trials: days left and status",
+    include_str!("../../queries/trials.sql"),
+    COLUMNS,
+    build,
+)
+.kept()
+.cost(3);
 
 /// Output columns, in order.
 pub const COLUMNS: &[&str] = &[
@@ -29,7 +45,7 @@ pub const COLUMNS: &[&str] = &[
     "notes",
 ];
 
-pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
+fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
     let report = ctx.report();
     let mut df = ctx.read(
         "main",
@@ -90,7 +106,24 @@ pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         .collect()
         .map_err(pl(report, "deriving trial status"))?;
     add_day_texts(report, &mut df, "d_deletion_due", "deletion_due")?;
-    project(report, &df, COLUMNS)
+    emit(df)
+}
+
+crate::report::tables::report_table! {
+    /// `trials`: one row per trial.
+    Trials = NAME {
+        trial_id: int,
+        user_id: int,
+        user_name: text,
+        user_email: text,
+        organization_id: int,
+        organization_name: text,
+        status: text,
+        expiration_date: text,
+        expired_date: text,
+        deletion_due: text,
+        days_left: int,
+    }
 }
 
 #[cfg(test)]

@@ -390,7 +390,7 @@ async fn report_tick(s: &Shared) -> bool {
 async fn send_alerts(opts: &crate::alerts::AlertOptions, outcome: crate::render::ReportOutcome) {
     let mut opts = opts.clone();
     opts.as_of = outcome.as_of;
-    match crate::alerts::run(&opts, Some(outcome.tables.frames)).await {
+    match crate::alerts::run(&opts, Some(outcome.tables)).await {
         Ok(done) => {
             let outbox = done.outbox.unwrap_or_default();
             if done.outbox.is_some() {

@@ -4,8 +4,8 @@
 
 use super::data::ActionTable;
 use crate::report::ReportError;
+use crate::report::changes::Changes;
 use crate::report::changes::KINDS;
-use crate::report::tables::Changes;
 use polars::prelude::DataFrame;
 
 /// The section's content.

@@ -15,10 +15,8 @@ use crate::render::WrittenFile;
 use crate::render::files::write_bytes;
 use crate::report::attention::Attention;
 use crate::report::compute_trends::Digest;
-use crate::report::{Format, ReportError, Thresholds};
+use crate::report::{self, Format, KeptTable, KeptTables, ReportError, Thresholds, entitlements};
 use chrono::NaiveDate;
-use polars::prelude::DataFrame;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The page's file name.
@@ -34,10 +32,10 @@ pub struct PageInfo<'a> {
     pub thresholds: &'a Thresholds,
 }
 
-/// What the page shows of the run: the tables kept whole, the digest of
+/// What the page shows of the run: the tables it keeps, the digest of
 /// `compute_trends`, and the rows that need action.
 pub struct Shown<'a> {
-    pub frames: &'a BTreeMap<String, DataFrame>,
+    pub tables: &'a KeptTables,
     pub trends: Option<&'a Digest>,
     pub attention: &'a Attention,
 }
@@ -49,10 +47,14 @@ pub fn render(
     shown: &Shown<'_>,
     files: &[WrittenFile],
 ) -> Result<(String, usize), ReportError> {
-    let (frames, attention) = (shown.frames, shown.attention);
+    let (tables, attention) = (shown.tables, shown.attention);
     let today = crate::calendar::day_of(info.as_of);
     let t = info.thresholds;
-    let usage = match frames.get("entitlements") {
+    let entitlements = tables
+        .get(entitlements::NAME)
+        .map(KeptTable::whole)
+        .transpose()?;
+    let usage = match &entitlements {
         Some(df) => {
             let u = data::usage(df)?;
             let svg = charts::usage(&u, t.warning_pct, t.exceeded_pct)?;
@@ -92,12 +94,12 @@ pub fn render(
         trials,
         counts: attention.counts(),
         actions: data::actions(attention, info.as_of),
-        changes: frames
-            .get(crate::report::changes::REPORT)
-            .map(changes::week)
+        changes: tables
+            .get(report::changes::NAME)
+            .map(|t| t.whole().and_then(|df| changes::week(&df)))
             .transpose()?,
         links,
-        orgs: org::listed(frames)?,
+        orgs: org::listed(entitlements.as_ref())?,
     };
     let rows = [
         &parts.actions.limits,

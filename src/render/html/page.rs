@@ -11,6 +11,7 @@ use crate::report::attention::Counts;
 use crate::report::attention::{LIMIT_TABLE, PROJECT_TABLE, TRIAL_TABLE};
 use crate::report::status::CLASS_COLOURS;
 use crate::report::units::{human, metric_label};
+use crate::report::{entitlements, project_compute, trials};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 const STYLE: &str = "
@@ -247,7 +248,7 @@ fn usage(p: &Parts<'_>) -> Option<Section> {
          threshold up to the limit); green: ok. Storage in GB, compute time in hours."
         @if usage.total > usage.bars.len() {
             " The " (usage.bars.len()) " most urgent of " (usage.total)
-            " limits are shown; all are in " (link(p, "entitlements")) "."
+            " limits are shown; all are in " (link(p, entitlements::NAME.as_str())) "."
         }
     };
     let rows = usage
@@ -391,14 +392,14 @@ fn trials(p: &Parts<'_>) -> Option<Section> {
 
 fn actions(p: &Parts<'_>) -> Section {
     let tables = [
-        (LIMIT_TABLE.0, "entitlements", &p.actions.limits),
-        (TRIAL_TABLE.0, "trials", &p.actions.trials),
-        (PROJECT_TABLE.0, "project_compute", &p.actions.projects),
+        (LIMIT_TABLE.0, entitlements::NAME, &p.actions.limits),
+        (TRIAL_TABLE.0, trials::NAME, &p.actions.trials),
+        (PROJECT_TABLE.0, project_compute::NAME, &p.actions.projects),
     ];
     let body = html! {
         @for (title, report, table) in tables {
             @if let Some(table) = table {
-                (action_table(p, title, report, table))
+                (action_table(p, title, report.as_str(), table))
             }
         }
     };
@@ -436,7 +437,7 @@ fn changes(p: &Parts<'_>) -> Option<Section> {
     let body = html! {
         p.note {
             "What the mirror saw change in the 7 days up to the as-of date; every row is in "
-            (link(p, crate::report::changes::REPORT)) "."
+            (link(p, crate::report::changes::NAME.as_str())) "."
         } "\n"
         @if week.counts.is_empty() {
             p { "No changes." } "\n"
@@ -454,7 +455,7 @@ fn changes(p: &Parts<'_>) -> Option<Section> {
             (action_table(
                 p,
                 "Limits, organizations and trials",
-                crate::report::changes::REPORT,
+                crate::report::changes::NAME.as_str(),
                 &week.table,
             ))
         }

@@ -11,7 +11,9 @@ mod all_fields;
 pub mod kinds;
 pub mod when;
 
-use crate::report::error::{ReportError, SqlSite, pl};
+use crate::report::batches::Emit;
+use crate::report::declaration::{Report, ReportName};
+use crate::report::error::{ReportError, SqlSite, pl, query_err};
 use crate::report::sql::Extract;
 use polars::prelude::{Column, DataFrame, IntoColumn, NamedFrom, Series};
 use rusqlite::Connection;
@@ -21,7 +23,18 @@ pub use kinds::{FIELD_CHANGED, KINDS, KindFilter};
 pub use when::{Point, When, WhenError};
 
 /// The report's name (and its SQL file's).
-pub const REPORT: &str = "changes";
+pub const NAME: ReportName = ReportName::new("changes");
+
+/// The report: read back by the pages and `index.html`.
+pub(crate) const REPORT: Report = Report::new(
+    NAME,
+    "what changed in the mirror over the week before the as-of date",
+    include_str!("../../../queries/changes.sql"),
+    &COLUMNS,
+    build,
+)
+.kept()
+.cost(3);
 
 /// The columns, in order.
 pub const COLUMNS: [&str; 9] = [
@@ -93,10 +106,11 @@ pub fn read(
     if since >= query.until {
         return Ok(rows);
     }
-    crate::mirror::moves::install_archived(conn).map_err(|cause| ReportError::Query {
-        site: SqlSite::boxed(REPORT, "the mirror's history", "archived versions"),
-        cause,
-    })?;
+    crate::mirror::moves::install_archived(conn).map_err(query_err(
+        NAME.as_str(),
+        "the mirror's history",
+        "archived versions",
+    ))?;
     let site = |part: &str| SqlSite::boxed(&extract.report, &extract.origin, part);
     run(
         conn,
@@ -106,7 +120,11 @@ pub fn read(
         &mut rows,
     )?;
     if query.all_fields || query.kinds.names_field_changed() {
-        let generated = SqlSite::boxed(REPORT, "generated from the mirror's columns", "all_fields");
+        let generated = SqlSite::boxed(
+            NAME.as_str(),
+            "generated from the mirror's columns",
+            "all_fields",
+        );
         for sql in all_fields::statements() {
             run(conn, &sql, &params, &generated, &mut rows)?;
         }
@@ -177,12 +195,12 @@ pub fn frame(changes: &[Change]) -> Result<DataFrame, ReportError> {
         text("before", &|c| c.before.as_deref()),
         text("after", &|c| c.after.as_deref()),
     ];
-    DataFrame::new(changes.len(), columns).map_err(pl(REPORT, "building the change log"))
+    DataFrame::new(changes.len(), columns).map_err(pl(NAME.as_str(), "building the change log"))
 }
 
 /// The `changes` report: the 7 days up to the as-of date (from the end of day
 /// T − 7 to the end of day T), every named kind.
-pub(crate) fn build(ctx: &crate::report::Ctx<'_>) -> Result<DataFrame, ReportError> {
+fn build(ctx: &crate::report::Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
     let since_day = ctx.as_of - chrono::Duration::days(7);
     let query = Query {
         since: Point::end_of_day(since_day),
@@ -190,5 +208,19 @@ pub(crate) fn build(ctx: &crate::report::Ctx<'_>) -> Result<DataFrame, ReportErr
         kinds: KindFilter::default(),
         all_fields: false,
     };
-    frame(&read(ctx.conn, ctx.extract, &query)?)
+    emit(frame(&read(ctx.conn, ctx.extract, &query)?)?)
+}
+
+crate::report::tables::report_table! {
+    /// `changes`: one row per change the mirror saw.
+    Changes = NAME {
+        observed_at: text,
+        kind: text,
+        entity_type: text,
+        entity_id: text,
+        entity_name: text,
+        field: text,
+        before: text,
+        after: text,
+    }
 }

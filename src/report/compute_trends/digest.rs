@@ -4,8 +4,8 @@
 //! the most compute time). A user's rows all come in one batch (a user's series is
 //! cut into its rows at once), so a user is ranked when its batch passes.
 
+use super::ComputeTrends;
 use crate::report::ReportError;
-use crate::report::tables::ComputeTrends;
 use polars::prelude::DataFrame;
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
@@ -141,6 +141,13 @@ impl Digest {
             .zip(WINDOWS)
             .map(|(w, (period, window))| w.finish(period, window))
             .collect()
+    }
+}
+
+/// A digest is gathered by attaching it to the report's batches as they go out.
+impl crate::report::Sink for Digest {
+    fn rows(&mut self, batch: &DataFrame) -> Result<(), ReportError> {
+        self.add(batch)
     }
 }
 

@@ -36,9 +36,11 @@ mod windows;
 
 pub use digest::{Digest, TopUser, Trend, TrendSeries};
 
-use crate::calendar::months_back;
+use crate::calendar::{months_back, parse_day};
+use crate::report::attention::entity;
 use crate::report::batches::Emit;
-use crate::report::completeness::{Completeness, Sources};
+use crate::report::completeness::{Completeness, People, Source, Sources};
+use crate::report::declaration::{Report, ReportName};
 use crate::report::error::{ReportError, pl, unpanicked};
 use crate::report::frame::Kind;
 use crate::report::tables::TableError;
@@ -48,7 +50,21 @@ use series::{Calendar, UserDays, WhitelabelDays, growth, known};
 use std::collections::HashMap;
 use windows::{Periods, Rows, Series};
 
-const REPORT: &str = "compute_trends";
+/// The report's name.
+pub const NAME: ReportName = ReportName::new("compute_trends");
+
+/// The report: never held whole nor kept; what the page and the summary show of it
+/// is its [`Digest`], gathered as its batches go out.
+pub(crate) const REPORT: Report = Report::new(
+    NAME,
+    "compute time per user, white label and organization by day, week and month",
+    include_str!("../../../queries/compute_trends.sql"),
+    COLUMNS,
+    build,
+)
+.complete(row_sources, describe)
+.cost(0)
+.threads(THREADS);
 
 /// Output columns, in order.
 pub const COLUMNS: &[&str] = &[
@@ -100,24 +116,12 @@ impl Entity {
 /// Period kinds, in output order.
 const PERIODS: [&str; 3] = ["day", "week", "month"];
 
-/// Which days the figures of each output row read, for the completeness of the rows
-/// (`crate::report::completeness`): a row built from a day whose data is in doubt is
-/// flagged.
-pub(crate) struct DaysRead(Periods);
-
-impl DaysRead {
-    /// For a report as of the day number `today`.
-    pub(crate) fn new(today: i64) -> Self {
-        DaysRead(Periods::new(today))
-    }
-
-    /// The days (first, last) that the row of `period` (`day`, `week`, `month`)
-    /// starting on the day number `start` reads: its period, its rolling sums and the
-    /// period its change compares with.
-    pub(crate) fn of(&self, period: &str, start: i64) -> Option<(i64, i64)> {
-        let order = PERIODS.iter().position(|p| *p == period)?;
-        Some(self.0.days_read(order as i64, start))
-    }
+/// The days (first, last) that the row of `period` (`day`, `week`, `month`)
+/// starting on the day number `start` reads: its period, its rolling sums and the
+/// period its change compares with.
+fn days_read(periods: &Periods, period: &str, start: i64) -> Option<(i64, i64)> {
+    let order = PERIODS.iter().position(|p| *p == period)?;
+    Some(periods.days_read(order as i64, start))
 }
 
 /// The days the report looks at: T and the 13 months and 62 days before it.
@@ -129,7 +133,7 @@ struct Span {
 
 /// Hands the report's rows to `emit` in batches, in output order: each chunk of
 /// users' rows as it is read, then the white labels', then the organizations'.
-pub fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
+fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
     let report = ctx.report();
     let today = ctx.today;
     let span = Span {
@@ -139,8 +143,8 @@ pub fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
     };
     let mut names = Names::default();
     let (people, orgs) = std::thread::scope(|scope| {
-        let (own, span) = (OwnConnection::like(ctx), &span);
-        let orgs = scope.spawn(move || own.run(|ctx| organization_rows(ctx, span)));
+        let (reading, span) = (ctx.reading(), &span);
+        let orgs = scope.spawn(move || reading.run(|ctx| organization_rows(ctx, span)));
         let people = people_rows(ctx, span, &mut names, emit);
         let orgs = unpanicked(report, orgs.join());
         (people, orgs)
@@ -155,45 +159,6 @@ pub fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
         "organization_name",
     )?;
     emit(output::table(vec![org_rows], &names, &span.periods).map_err(pl(report, "output rows"))?)
-}
-
-/// What another thread needs to read like `ctx` on a connection of its own (a
-/// connection cannot be shared between threads).
-#[derive(Clone, Copy)]
-struct OwnConnection<'a> {
-    db: &'a std::path::Path,
-    as_of: chrono::NaiveDate,
-    today: i64,
-    thresholds: &'a crate::report::Thresholds,
-    extract: &'a crate::report::sql::Extract,
-}
-
-impl<'a> OwnConnection<'a> {
-    fn like(ctx: &Ctx<'a>) -> Self {
-        OwnConnection {
-            db: ctx.db,
-            as_of: ctx.as_of,
-            today: ctx.today,
-            thresholds: ctx.thresholds,
-            extract: ctx.extract,
-        }
-    }
-
-    /// Opens the connection and runs `job` on it.
-    fn run<T>(
-        self,
-        job: impl FnOnce(&Ctx<'_>) -> Result<T, ReportError>,
-    ) -> Result<T, ReportError> {
-        let conn = crate::report::open(self.db, self.as_of)?;
-        job(&Ctx {
-            conn: &conn,
-            db: self.db,
-            as_of: self.as_of,
-            today: self.today,
-            thresholds: self.thresholds,
-            extract: self.extract,
-        })
-    }
 }
 
 /// Entity names by (kind, id); the first name read for an entity wins.
@@ -303,8 +268,7 @@ fn people_rows(
             let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(0);
             let mine: Vec<daily::IdRange> =
                 chunks.iter().copied().skip(k).step_by(READERS).collect();
-            let own = OwnConnection::like(ctx);
-            let reading = &reading;
+            let (own, reading) = (ctx.reading(), &reading);
             readers.push(scope.spawn(move || own.run(|ctx| reading.chunks(ctx, &mine, &tx))));
             inboxes.push(rx);
         }
@@ -521,8 +485,10 @@ fn whitelabel_lookup(users: &DataFrame) -> PolarsResult<HashMap<i64, i64>> {
 }
 
 /// The completeness of each row (`crate::report::completeness`): an organization's
-/// compute, or the collided days a user's or white label's row reads.
-pub(crate) fn row_sources<'a>(
+/// compute, or the collided days a user's or white label's row reads (a row built
+/// from a day whose data is in doubt is flagged; one that reads none has the
+/// columns empty).
+fn row_sources<'a>(
     complete: &'a Completeness,
     df: &'a DataFrame,
 ) -> Result<Sources<'a>, TableError> {
@@ -530,23 +496,63 @@ pub(crate) fn row_sources<'a>(
     // million rows over an xlarge mirror.
     let column = |name: &str| {
         df.column(name).map_err(|_| TableError {
-            report: REPORT.to_string(),
+            report: NAME.to_string(),
             column: name.to_string(),
             problem: "is missing".to_string(),
         })
     };
     let wrong = |name: &str| TableError {
-        report: REPORT.to_string(),
+        report: NAME.to_string(),
         column: name.to_string(),
         problem: "is not of the job's type".to_string(),
     };
     let text = |name: &str| column(name)?.str().map_err(|_| wrong(name));
     let id = column("entity_id")?.i64().map_err(|_| wrong("entity_id"))?;
     let (kind, period, start) = (text("entity_type")?, text("period")?, text("period_start")?);
+    let periods = Periods::new(complete.today());
     Ok(Box::new(
         kind.iter()
             .zip(id.iter())
             .zip(period.iter().zip(start.iter()))
-            .map(|(entity, row)| complete.trend_source(entity, row)),
+            .map(move |((kind, id), (period, start))| {
+                if kind == Some(Entity::Organization.name()) {
+                    return Some(Source::OrganizationCompute(id));
+                }
+                if complete.no_collided_days() {
+                    return None;
+                }
+                let people = match kind? {
+                    k if k == Entity::User.name() => People::User,
+                    k if k == Entity::Whitelabel.name() => People::Whitelabel,
+                    _ => return None,
+                };
+                let days = days_read(&periods, period?, parse_day(start?)?)?;
+                complete.daily_source(people, id?, days)
+            }),
     ))
+}
+
+crate::report::tables::report_table! {
+    /// `compute_trends`: one row per (entity, period, period start).
+    ComputeTrends = NAME {
+        entity_type: text,
+        entity_id: int,
+        entity_name: text,
+        period: text,
+        period_start: text,
+        compute_seconds: float,
+        rolling_30d: float,
+        rolling_30d_prev: float,
+        complete: flag,
+        missing: text,
+    }
+}
+
+/// An incomplete row in the attention list: its user, white label or organization.
+fn describe<'a>(df: &'a DataFrame) -> Result<Box<dyn Fn(usize) -> String + 'a>, TableError> {
+    let t = ComputeTrends::read(df)?;
+    let (kind, id, name) = (t.entity_type, t.entity_id, t.entity_name);
+    Ok(Box::new(move |r| {
+        entity(kind[r].unwrap_or("?"), id[r], name[r])
+    }))
 }

@@ -6,8 +6,10 @@
 mod storage;
 
 use crate::report::Ctx;
-use crate::report::cols::project;
+use crate::report::attention::entity;
+use crate::report::batches::Emit;
 use crate::report::completeness::{Completeness, Source, Sources};
+use crate::report::declaration::{Report, ReportName};
 use crate::report::error::{ReportError, pl};
 use crate::report::frame::Kind;
 use crate::report::tables::{Table, TableError};
@@ -16,6 +18,20 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The windows, in days.
 pub const WINDOWS: [i64; 2] = [7, 30];
+
+/// The report's name.
+pub const NAME: ReportName = ReportName::new("usage_summary");
+
+/// The report.
+pub(crate) const REPORT: Report = Report::new(
+    NAME,
+    "people, projects and storage per organization and white label, last 7 and 30 days",
+    include_str!("../../../queries/usage_summary.sql"),
+    COLUMNS,
+    build,
+)
+.complete(row_sources, describe)
+.cost(1);
 
 /// Output columns, in order.
 pub const COLUMNS: &[&str] = &[
@@ -111,15 +127,14 @@ fn count(n: &mut i64, hit: bool) {
     *n += i64::from(hit);
 }
 
-pub fn build(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
+fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
     let mut tallies = Tallies::new();
     let members = count_people(ctx, &mut tallies)?;
     count_departures(ctx, &mut tallies)?;
     count_projects(ctx, &mut tallies)?;
     add_storage(ctx, &members, &mut tallies)?;
     let scopes = ctx.read("scopes", SCOPES)?;
-    let df = rows(ctx.report(), &scopes, &tallies)?;
-    project(ctx.report(), &df, COLUMNS)
+    emit(rows(ctx.report(), &scopes, &tallies)?)
 }
 
 /// Members who joined or were active in each window, and the snapshot counts.
@@ -326,7 +341,7 @@ pub(crate) fn row_sources<'a>(
     _: &'a Completeness,
     df: &'a DataFrame,
 ) -> Result<Sources<'a>, TableError> {
-    let table = Table::new("usage_summary", df);
+    let table = Table::new(NAME.as_str(), df);
     let (scope, id) = (table.text("scope")?, table.int("id")?);
     Ok(Box::new((0..df.height()).map(move |r| {
         Some(match scope[r] {
@@ -334,6 +349,15 @@ pub(crate) fn row_sources<'a>(
             _ => Source::Whitelabel,
         })
     })))
+}
+
+/// An incomplete row in the attention list: its organization or white label.
+fn describe<'a>(df: &'a DataFrame) -> Result<Box<dyn Fn(usize) -> String + 'a>, TableError> {
+    let table = Table::new(NAME.as_str(), df);
+    let (scope, id, name) = (table.text("scope")?, table.int("id")?, table.text("name")?);
+    Ok(Box::new(move |r| {
+        entity(scope[r].unwrap_or("?"), id[r], name[r])
+    }))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use super::{WINDOWS, storage_column};
 use crate::mirror::daily_series::{STORAGE_ADDED, STORAGE_DELETED, Value};
 use crate::report::Ctx;
 use crate::report::daily;
-use crate::report::error::{ReportError, SqlSite, pl};
+use crate::report::error::{ReportError, pl, query_err};
 use polars::prelude::*;
 use std::collections::{BTreeMap, HashSet};
 
@@ -68,20 +68,17 @@ pub(super) fn read(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
 
 /// The users the sums count: white label users and organization members.
 fn known_users(ctx: &Ctx<'_>) -> Result<HashSet<i64>, ReportError> {
-    let query_err = |cause| ReportError::Query {
-        site: SqlSite::boxed(ctx.report(), "users, organization_members", "storage"),
-        cause,
-    };
+    let err = query_err(ctx.report(), "users, organization_members", "storage");
     let mut stmt = ctx
         .conn
         .prepare("SELECT id FROM users UNION SELECT user_id FROM organization_members")
-        .map_err(query_err)?;
+        .map_err(&err)?;
     let ids = stmt
         .query_map([], |row| row.get::<_, Option<i64>>(0))
-        .map_err(query_err)?;
+        .map_err(&err)?;
     let mut known = HashSet::new();
     for id in ids {
-        known.extend(id.map_err(query_err)?);
+        known.extend(id.map_err(&err)?);
     }
     Ok(known)
 }

@@ -1,10 +1,11 @@
 //! The report tables as an organization's page shows them: each table's chosen
 //! columns as text, read once for every page, with each organization's rows.
 
+use crate::report::entitlements::Entitlements;
 use crate::report::frame::fmt_f64;
-use crate::report::tables::{self, Entitlements};
+use crate::report::tables;
 use crate::report::units::metric_label;
-use crate::report::{KeptTables, ReportError};
+use crate::report::{KeptTable, ReportError};
 use polars::prelude::DataFrame;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -164,23 +165,17 @@ impl Table {
 /// time ([`ByOrg::table`]), so that they never hold the cells of every
 /// organization's rows at once.
 pub struct ByOrg<'a> {
-    report: &'static str,
-    tables: &'a KeptTables,
+    table: Option<&'a KeptTable>,
     cols: &'static [Col],
     carries: Carries,
 }
 
 impl<'a> ByOrg<'a> {
-    /// `report`'s table of the run's `tables` (none without one), shown as `cols`.
-    pub fn of(
-        report: &'static str,
-        tables: &'a KeptTables,
-        cols: &'static [Col],
-        carries: Carries,
-    ) -> Self {
+    /// A kept table of the run (none when the run did not build it), shown as
+    /// `cols`.
+    pub fn of(table: Option<&'a KeptTable>, cols: &'static [Col], carries: Carries) -> Self {
         ByOrg {
-            report,
-            tables,
+            table,
             cols,
             carries,
         }
@@ -188,8 +183,11 @@ impl<'a> ByOrg<'a> {
 
     /// The table of the rows of the organizations `orgs`.
     pub fn table(&self, orgs: &[i64]) -> Result<Table, ReportError> {
-        let rows = self.tables.of_orgs(self.report, orgs)?;
-        Table::of(self.report, rows.as_ref(), self.cols, self.carries)
+        let Some(kept) = self.table else {
+            return Table::of("", None, self.cols, self.carries);
+        };
+        let rows = kept.of_orgs(orgs)?;
+        Table::of(kept.report(), Some(&rows), self.cols, self.carries)
     }
 }
 
@@ -314,9 +312,8 @@ pub fn metric_facts(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::spill::Spill;
     use crate::report::testkit::all_frames;
-    use std::collections::BTreeMap;
+    use crate::report::{entitlements, project_compute, trials};
 
     #[test]
     fn cells_read_back_as_written_unknown_ones_empty() {
@@ -334,27 +331,26 @@ mod tests {
     #[test]
     fn a_range_of_organizations_gets_exactly_their_rows_as_the_whole_table_shows_them() {
         let frames = all_frames();
-        let df = frames.get("entitlements").expect("entitlements");
-        let whole = Table::of("entitlements", Some(df), LIMITS, LIMITS_CARRY).expect("table");
+        let df = frames
+            .get(entitlements::NAME.as_str())
+            .expect("entitlements");
+        let name = entitlements::NAME.as_str();
+        let whole = Table::of(name, Some(df), LIMITS, LIMITS_CARRY).expect("table");
         let mut orgs: Vec<i64> = whole.rows.keys().copied().collect();
         orgs.sort_unstable();
         assert_eq!(orgs.len(), 2, "the test world has two organizations");
         let (org, other) = (orgs[1], orgs[0]);
         // The same table kept in memory and on disk, the latter in slices of two
         // rows, so that an organization's rows span slices.
-        let memory = KeptTables {
-            frames: BTreeMap::from([("entitlements".to_string(), df.clone())]),
-            ..KeptTables::default()
-        };
-        let mut spill = Spill::new("entitlements").with_slice_rows(2);
-        spill.add(df).expect("kept on disk");
-        spill.finish().expect("finished");
-        let disk = KeptTables {
-            spilled: BTreeMap::from([("entitlements".to_string(), spill)]),
-            ..KeptTables::default()
-        };
-        for tables in [&memory, &disk] {
-            let by_org = ByOrg::of("entitlements", tables, LIMITS, LIMITS_CARRY);
+        let mut memory = KeptTable::new(name, usize::MAX);
+        let mut disk = KeptTable::on_disk_in_slices(name, 2);
+        for kept in [&mut memory, &mut disk] {
+            kept.add(df.clone()).expect("kept");
+            kept.finish().expect("finished");
+        }
+        assert!(!memory.on_disk() && disk.on_disk());
+        for kept in [&memory, &disk] {
+            let by_org = ByOrg::of(Some(kept), LIMITS, LIMITS_CARRY);
             same_rows(&by_org, &whole, org, other);
         }
     }
@@ -385,18 +381,18 @@ mod tests {
     fn every_column_a_page_table_shows_is_one_its_report_builds() {
         let frames = all_frames();
         for (report, cols, carries) in [
-            ("entitlements", LIMITS, LIMITS_CARRY),
-            ("project_compute", PROJECTS, PROJECTS_CARRY),
-            ("trials", TRIALS, TRIALS_CARRY),
+            (entitlements::NAME.as_str(), LIMITS, LIMITS_CARRY),
+            (project_compute::NAME.as_str(), PROJECTS, PROJECTS_CARRY),
+            (trials::NAME.as_str(), TRIALS, TRIALS_CARRY),
         ] {
             let table = Table::of(report, frames.get(report), cols, carries)
                 .unwrap_or_else(|e| panic!("{report}: {e}"));
             assert_eq!(table.cells.len(), cols.len(), "{report}");
         }
-        let entitlements = frames.get("entitlements").expect("entitlements");
+        let name = entitlements::NAME.as_str();
         let missing = Table::of(
-            "entitlements",
-            Some(entitlements),
+            name,
+            frames.get(name),
             &[Col {
                 header: "gone",
                 column: "no_such_column",

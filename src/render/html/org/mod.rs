@@ -16,14 +16,16 @@ use crate::render::WrittenFile;
 use crate::render::files::write_bytes;
 use crate::report::error::SqlSite;
 use crate::report::org_facts;
-use crate::report::{Format, KeptTables, ReportError, ReportOptions};
+use crate::report::{
+    Format, KeptTables, ReportError, ReportOptions, entitlements, project_compute, trials,
+};
 use data::{
     ByOrg, LIMITS, LIMITS_CARRY, MetricFacts, Org, PROJECTS, PROJECTS_CARRY, TRIALS, TRIALS_CARRY,
     Table,
 };
 use polars::prelude::DataFrame;
 use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// The pages' folder, next to `index.html`.
@@ -34,9 +36,10 @@ pub fn href(id: i64) -> String {
     format!("{DIR}/{id}.html")
 }
 
-/// The organizations that get a page, by name: `(id, name)`.
-pub fn listed(frames: &BTreeMap<String, DataFrame>) -> Result<Vec<(i64, String)>, ReportError> {
-    let Some(df) = frames.get("entitlements") else {
+/// The organizations that get a page, by name: `(id, name)`, those of the
+/// `entitlements` table (none without it).
+pub fn listed(entitlements: Option<&DataFrame>) -> Result<Vec<(i64, String)>, ReportError> {
+    let Some(df) = entitlements else {
         return Ok(Vec::new());
     };
     Ok(data::organizations(df)?
@@ -77,18 +80,19 @@ pub fn write_all(
     tables: &KeptTables,
     dir: &Path,
 ) -> Result<Vec<WrittenFile>, ReportError> {
-    let Some(entitlements) = tables.frame("entitlements") else {
+    let Some(entitlements) = tables.get(entitlements::NAME) else {
         return Ok(Vec::new());
     };
+    let entitlements = entitlements.whole()?;
     let extra = org_facts::read(opts, tables)?;
     let shared = Shared {
         alerts: held(opts, &extra)?,
-        facts: data::metric_facts(entitlements)?,
+        facts: data::metric_facts(&entitlements)?,
         extra,
     };
-    let limits = ByOrg::of("entitlements", tables, LIMITS, LIMITS_CARRY);
-    let projects = ByOrg::of("project_compute", tables, PROJECTS, PROJECTS_CARRY);
-    let trials = ByOrg::of("trials", tables, TRIALS, TRIALS_CARRY);
+    let limits = ByOrg::of(tables.get(entitlements::NAME), LIMITS, LIMITS_CARRY);
+    let projects = ByOrg::of(tables.get(project_compute::NAME), PROJECTS, PROJECTS_CARRY);
+    let trials = ByOrg::of(tables.get(trials::NAME), TRIALS, TRIALS_CARRY);
     let folder = dir.join(DIR);
     opts.file_mode
         .create_dir_all(&folder)
@@ -97,7 +101,7 @@ pub fn write_all(
             cause,
         })?;
     let members = org_facts::Members::open(opts)?;
-    let orgs = data::organizations(entitlements)?;
+    let orgs = data::organizations(&entitlements)?;
     let mut written = Vec::with_capacity(orgs.len());
     for range in orgs.chunks(ORGS_AT_A_TIME) {
         let ids: Vec<i64> = range.iter().map(|org| org.id).collect();
