@@ -57,12 +57,25 @@ pub fn options(settings: &Settings, args: &ReportArgs) -> Result<ReportOptions> 
         )?,
         out_root,
         store,
-        memory_per_table: crate::report::kept::MEMORY_PER_TABLE,
+        memory_per_table: memory_per_table()?,
         queries_dir: args.queries.clone().or_else(|| cfg.queries.clone()),
         redact_pii: args.redact_pii || cfg.redact_pii.unwrap_or(false),
         thresholds: settings.thresholds()?,
         file_mode: settings.file_mode(args.file_mode),
     })
+}
+
+/// `ORGLEDGER_MEMORY_PER_TABLE`: the bytes a table the run keeps for its later
+/// steps may take in memory before it waits on disk (a tuning knob for small
+/// hosts; docs/operations.md).
+fn memory_per_table() -> Result<usize> {
+    const VAR: &str = "ORGLEDGER_MEMORY_PER_TABLE";
+    match std::env::var(VAR) {
+        Ok(text) => text.trim().parse().map_err(|_| {
+            anyhow::anyhow!("{VAR}={text:?}: expected a number of bytes, such as 8388608")
+        }),
+        Err(_) => Ok(crate::report::kept::MEMORY_PER_TABLE),
+    }
 }
 
 /// Runs the command.

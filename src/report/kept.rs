@@ -65,6 +65,7 @@ impl KeptTable {
             Place::Memory(df) => {
                 append(&self.report, df, batch)?;
                 if df.estimated_size() > self.limit {
+                    tracing::debug!(report = %self.report, rows = self.rows, "table kept on disk");
                     let mut spill = Spill::new(&self.report);
                     spill.add(df)?;
                     self.place = Place::Disk(spill);

@@ -39,6 +39,7 @@ mod parsing_props;
 mod privacy;
 mod rate_limits;
 mod report_cli;
+mod report_crash;
 mod reports_e2e;
 mod rooms;
 mod security;

@@ -1,0 +1,78 @@
+//! A report killed with `kill -9` at any moment leaves nothing of its data in the
+//! temporary folder: a table it keeps on disk for its later steps is an anonymous
+//! file, which no name points at from the moment it exists.
+
+use crate::common;
+use orgledger::mirror::runs::RunStatus;
+use orgledger::sandbox::Profile;
+use orgledger::sync;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The files left in `dir`.
+fn left_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("the temporary folder")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_killed_at_any_moment_leaves_no_file_in_the_temporary_folder() {
+    let sb = common::sandbox(Profile::Small).await;
+    let (dir, db) = common::scratch();
+    let run = sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
+        .await
+        .expect("a sync runs");
+    assert_eq!(run.status, RunStatus::Succeeded, "{:?}", run.errors);
+    let tmp = tempfile::tempdir().expect("a temporary folder of the test's own");
+    let as_of = common::start_date().to_string();
+    // Every table the later steps read back waits on disk.
+    let report = |out: &str| {
+        let mut cmd = common::orgledger(&db);
+        cmd.args([
+            "-v", "-v", "report", "--as-of", &as_of, "--format", "csv,json",
+        ])
+        .arg("--out")
+        .arg(dir.path().join(out))
+        .env("TMPDIR", tmp.path())
+        .env("ORGLEDGER_MEMORY_PER_TABLE", "0");
+        cmd
+    };
+
+    let started = Instant::now();
+    let whole = report("whole").output().expect("a report runs");
+    let took = started.elapsed();
+    let log = String::from_utf8_lossy(&whole.stderr);
+    assert!(whole.status.success(), "{log}");
+    assert!(
+        log.contains("kept on disk"),
+        "the run keeps its tables on disk:\n{log}"
+    );
+    assert_eq!(
+        left_in(tmp.path()),
+        Vec::<String>::new(),
+        "after a whole run"
+    );
+
+    for (k, share) in [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95]
+        .into_iter()
+        .enumerate()
+    {
+        let mut child = report(&format!("killed-{k}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("a report starts");
+        std::thread::sleep(took.mul_f64(share).max(Duration::from_millis(5)));
+        child.kill().expect("kill -9");
+        child.wait().expect("the killed report is reaped");
+        assert_eq!(
+            left_in(tmp.path()),
+            Vec::<String>::new(),
+            "after a kill {:.0} % into the run",
+            share * 100.0
+        );
+    }
+}
