@@ -83,6 +83,30 @@ impl Completeness {
             today: day_of(as_of),
             run_as_of: None,
         };
+        c.read_projects(conn)?;
+        c.read_documents(conn)?;
+        let err = query_err("missing_users");
+        let mut stmt = conn
+            .prepare("SELECT missing FROM missing_users ORDER BY user_id")
+            .map_err(&err)?;
+        c.users = stmt
+            .query_map([], |row| row.get(0))
+            .map_err(&err)?
+            .collect::<Result<_, _>>()
+            .map_err(&err)?;
+        c.read_collided_days(conn)?;
+        let err = query_err("report_run");
+        c.run_as_of = conn
+            .query_row("SELECT MAX(observed_at) FROM report_run", [], |row| {
+                row.get(0)
+            })
+            .map_err(&err)?;
+        Ok(c)
+    }
+
+    /// The `project_completeness` view: each project's gap, and each
+    /// organization's compute (the projects whose information it lacks).
+    fn read_projects(&mut self, conn: &Connection) -> Result<(), ReportError> {
         let err = query_err("project_completeness");
         let mut stmt = conn
             .prepare(
@@ -109,21 +133,23 @@ impl Completeness {
                 entry.2 = oldest(entry.2.take(), as_of.clone());
             }
             let missing = info.into_iter().chain(owner).collect();
-            c.projects.insert(project, Gap { missing, as_of });
+            self.projects.insert(project, Gap { missing, as_of });
         }
         for (org, (mut named, count, as_of)) in per_org {
             if count > named.len() {
                 named.push(format!("and {} more projects", count - named.len()));
             }
-            c.compute.insert(
-                org,
-                Gap {
-                    missing: named,
-                    as_of,
-                },
-            );
+            let gap = Gap {
+                missing: named,
+                as_of,
+            };
+            self.compute.insert(org, gap);
         }
+        Ok(())
+    }
 
+    /// The `organization_completeness` view: each organization's own document.
+    fn read_documents(&mut self, conn: &Connection) -> Result<(), ReportError> {
         let err = query_err("organization_completeness");
         let mut stmt = conn
             .prepare(
@@ -136,34 +162,13 @@ impl Completeness {
             let org: i64 = row.get(0).map_err(&err)?;
             let missing: Option<String> = row.get(1).map_err(&err)?;
             let as_of: Option<String> = row.get(2).map_err(&err)?;
-            c.documents.insert(
-                org,
-                Gap {
-                    missing: missing.into_iter().collect(),
-                    as_of,
-                },
-            );
+            let gap = Gap {
+                missing: missing.into_iter().collect(),
+                as_of,
+            };
+            self.documents.insert(org, gap);
         }
-
-        let err = query_err("missing_users");
-        let mut stmt = conn
-            .prepare("SELECT missing FROM missing_users ORDER BY user_id")
-            .map_err(&err)?;
-        c.users = stmt
-            .query_map([], |row| row.get(0))
-            .map_err(&err)?
-            .collect::<Result<_, _>>()
-            .map_err(&err)?;
-
-        c.read_collided_days(conn)?;
-
-        let err = query_err("report_run");
-        c.run_as_of = conn
-            .query_row("SELECT MAX(observed_at) FROM report_run", [], |row| {
-                row.get(0)
-            })
-            .map_err(&err)?;
-        Ok(c)
+        Ok(())
     }
 
     /// The `collided_day` view, by user and by the user's white label.

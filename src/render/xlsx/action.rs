@@ -5,7 +5,8 @@
 use super::cells::{self, Unit, row_unit};
 use super::formats::Formats;
 use crate::report::attention::{
-    Attention, LIMIT_TABLE, PROJECT_TABLE, TRIAL_TABLE, exhaustion_within_horizon, named,
+    Attention, Incomplete, LIMIT_TABLE, Limit, PROJECT_TABLE, Project, TRIAL_TABLE, Trial,
+    exhaustion_within_horizon, named,
 };
 use crate::report::units::metric_label;
 use chrono::NaiveDate;
@@ -49,82 +50,16 @@ pub fn write(
     w.cards(attention)?;
     let mut actions = 0;
     if let Some(limits) = &attention.limits {
-        w.heading(LIMIT_TABLE)?;
-        for l in limits {
-            let unit = row_unit(Some(&l.unit));
-            let runs_out = l.projected_exhaustion.as_deref().map(|d| {
-                exhaustion_within_horizon(d, as_of).map_or_else(
-                    || Cell::Owned(crate::report::attention::exhaustion_text(d, as_of)),
-                    |d| Cell::Day(Some(d)),
-                )
-            });
-            w.row_of(
-                l.status.as_str(),
-                vec![
-                    Cell::Owned(named(&l.org_name, l.org_id)),
-                    Cell::Text(metric_label(&l.metric)),
-                    Cell::Number(l.used, unit),
-                    Cell::Number(l.limit, unit),
-                    Cell::Number(l.pct, Unit::Pct),
-                    Cell::Number(l.remaining, unit),
-                    Cell::Status(l.status.as_str()),
-                    runs_out.unwrap_or(Cell::Day(None)),
-                ],
-            )?;
-        }
-        actions += limits.len();
+        actions += w.limits(limits, as_of)?;
     }
     if let Some(trials) = &attention.trials {
-        w.heading(TRIAL_TABLE)?;
-        for t in trials {
-            w.row_of(
-                &t.status,
-                vec![
-                    Cell::Int(t.trial_id),
-                    Cell::Text(&t.user),
-                    Cell::Text(&t.org),
-                    Cell::Status(&t.status),
-                    Cell::Day(t.expiration_date.as_deref()),
-                    Cell::Int(t.days_left),
-                    Cell::Day(t.deletion_due.as_deref()),
-                ],
-            )?;
-        }
-        actions += trials.len();
+        actions += w.trials(trials)?;
     }
     if let Some(projects) = &attention.projects {
-        w.heading(PROJECT_TABLE)?;
-        for p in projects {
-            w.row_of(
-                p.class(),
-                vec![
-                    Cell::Owned(named(&p.project_name, p.project_id)),
-                    Cell::Text(&p.org_name),
-                    Cell::Number(p.used_ms, Unit::Ms),
-                    Cell::Number(p.left_ms, Unit::Ms),
-                    Cell::Number(p.pct, Unit::Pct),
-                    Cell::Day(p.period_end.as_deref()),
-                ],
-            )?;
-        }
-        actions += projects.len();
+        actions += w.projects(projects)?;
     }
     if let Some(incomplete) = attention.incomplete.as_deref().filter(|i| !i.is_empty()) {
-        w.heading((
-            "Rows with incomplete figures",
-            ["Report", "Rows about", "Missing", "Rows"],
-        ))?;
-        for i in incomplete {
-            w.row_of(
-                "",
-                vec![
-                    Cell::Text(&i.report),
-                    Cell::Text(&i.what),
-                    Cell::Text(&i.missing),
-                    Cell::Number(Some(i.rows as f64), Unit::Plain),
-                ],
-            )?;
-        }
+        w.incomplete(incomplete)?;
     }
     for (c, width) in w.widths.iter().enumerate() {
         w.sheet
@@ -141,6 +76,93 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
+    /// The limits table; returns its rows.
+    fn limits(&mut self, limits: &[Limit], as_of: NaiveDate) -> Result<usize, XlsxError> {
+        self.heading(LIMIT_TABLE)?;
+        for l in limits {
+            let unit = row_unit(Some(&l.unit));
+            let runs_out = l.projected_exhaustion.as_deref().map(|d| {
+                exhaustion_within_horizon(d, as_of).map_or_else(
+                    || Cell::Owned(crate::report::attention::exhaustion_text(d, as_of)),
+                    |d| Cell::Day(Some(d)),
+                )
+            });
+            self.row_of(
+                l.status.as_str(),
+                vec![
+                    Cell::Owned(named(&l.org_name, l.org_id)),
+                    Cell::Text(metric_label(&l.metric)),
+                    Cell::Number(l.used, unit),
+                    Cell::Number(l.limit, unit),
+                    Cell::Number(l.pct, Unit::Pct),
+                    Cell::Number(l.remaining, unit),
+                    Cell::Status(l.status.as_str()),
+                    runs_out.unwrap_or(Cell::Day(None)),
+                ],
+            )?;
+        }
+        Ok(limits.len())
+    }
+
+    /// The trials table; returns its rows.
+    fn trials(&mut self, trials: &[Trial]) -> Result<usize, XlsxError> {
+        self.heading(TRIAL_TABLE)?;
+        for t in trials {
+            self.row_of(
+                &t.status,
+                vec![
+                    Cell::Int(t.trial_id),
+                    Cell::Text(&t.user),
+                    Cell::Text(&t.org),
+                    Cell::Status(&t.status),
+                    Cell::Day(t.expiration_date.as_deref()),
+                    Cell::Int(t.days_left),
+                    Cell::Day(t.deletion_due.as_deref()),
+                ],
+            )?;
+        }
+        Ok(trials.len())
+    }
+
+    /// The flagged projects' table; returns its rows.
+    fn projects(&mut self, projects: &[Project]) -> Result<usize, XlsxError> {
+        self.heading(PROJECT_TABLE)?;
+        for p in projects {
+            self.row_of(
+                p.class(),
+                vec![
+                    Cell::Owned(named(&p.project_name, p.project_id)),
+                    Cell::Text(&p.org_name),
+                    Cell::Number(p.used_ms, Unit::Ms),
+                    Cell::Number(p.left_ms, Unit::Ms),
+                    Cell::Number(p.pct, Unit::Pct),
+                    Cell::Day(p.period_end.as_deref()),
+                ],
+            )?;
+        }
+        Ok(projects.len())
+    }
+
+    /// The rows with incomplete figures.
+    fn incomplete(&mut self, incomplete: &[Incomplete]) -> Result<(), XlsxError> {
+        self.heading((
+            "Rows with incomplete figures",
+            ["Report", "Rows about", "Missing", "Rows"],
+        ))?;
+        for i in incomplete {
+            self.row_of(
+                "",
+                vec![
+                    Cell::Text(&i.report),
+                    Cell::Text(&i.what),
+                    Cell::Text(&i.missing),
+                    Cell::Number(Some(i.rows as f64), Unit::Plain),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
     /// The cards' counts: a number, then what it counts (the page's words).
     fn cards(&mut self, attention: &Attention) -> Result<(), XlsxError> {
         let c = attention.counts();

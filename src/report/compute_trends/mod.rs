@@ -202,18 +202,40 @@ pub(crate) const THREADS: usize = READERS + 1;
 /// Users' and white labels' output rows, from the daily metrics, handed to `emit`
 /// a chunk of users at a time, in chunk order, then the white labels' in one batch;
 /// `names` gets the users' and white labels' names.
-///
-/// Two readers on connections of their own take the chunks in turn (chunk `i` is
-/// reader `i % 2`'s), each at most one chunk ahead of the writing, so memory holds
-/// a few chunks whatever the number of users. The white labels' sums add the users
-/// in chunk order, the first half of the chunks and the second apart, then the two:
-/// the same additions in the same order whichever reader read a chunk.
 fn people_rows(
     ctx: &Ctx<'_>,
     span: &Span,
     names: &mut Names,
     emit: &mut Emit<'_>,
 ) -> Result<(), ReportError> {
+    let whitelabel_of = people(ctx, names)?;
+    let calendar = Calendar {
+        first: span.horizon,
+        today: span.today,
+    };
+    let reader = ChunkReader {
+        source: daily::source(ctx)?,
+        calendar,
+        periods: &span.periods,
+        whitelabel_of: &whitelabel_of,
+    };
+    let [mut sums, second] = user_rows(ctx, &reader, names, emit)?;
+    sums.merge(second);
+    let mut rows = Rows::default();
+    sums.each(|label, first, days| {
+        let series = Series {
+            kind: Entity::Whitelabel,
+            id: label,
+            first,
+            days,
+        };
+        rows.add(&span.periods, &series);
+    });
+    emit(output::table(vec![rows], names, &span.periods).map_err(pl(ctx.report(), "output rows"))?)
+}
+
+/// The users' and white labels' names (into `names`), and each user's white label.
+fn people(ctx: &Ctx<'_>, names: &mut Names) -> Result<HashMap<i64, i64>, ReportError> {
     let report = ctx.report();
     let users = ctx.read(
         "users",
@@ -230,35 +252,35 @@ fn people_rows(
             ("whitelabel_name", Kind::Text),
         ],
     )?;
-    let whitelabel_of =
-        whitelabel_lookup(&users).map_err(pl(report, "white label of each user"))?;
     names.add(report, Entity::User, &users, "user_id", "user_name")?;
-    names.add(
-        report,
-        Entity::Whitelabel,
-        &whitelabels,
-        "whitelabel_id",
-        "whitelabel_name",
-    )?;
-    drop((users, whitelabels));
-    let calendar = Calendar {
-        first: span.horizon,
-        today: span.today,
-    };
+    let (id, name) = ("whitelabel_id", "whitelabel_name");
+    names.add(report, Entity::Whitelabel, &whitelabels, id, name)?;
+    whitelabel_lookup(&users).map_err(pl(report, "white label of each user"))
+}
+
+/// The users' output rows, handed to `emit` a chunk of users at a time in chunk
+/// order; returns the white labels' daily sums, of the first half of the chunks
+/// and of the second.
+///
+/// Two readers on connections of their own take the chunks in turn (chunk `i` is
+/// reader `i % 2`'s), each at most one chunk ahead of the writing, so memory holds
+/// a few chunks whatever the number of users. The white labels' sums add the users
+/// in chunk order, the two halves apart, then the two: the same additions in the
+/// same order whichever reader read a chunk.
+fn user_rows(
+    ctx: &Ctx<'_>,
+    reader: &ChunkReader<'_>,
+    names: &Names,
+    emit: &mut Emit<'_>,
+) -> Result<[WhitelabelDays; 2], ReportError> {
+    let report = ctx.report();
     let chunks = daily::chunks(ctx)?;
-    let source = daily::source(ctx)?;
     let half = chunks.len() / 2;
-    let labels: Vec<i64> = whitelabel_of.values().copied().collect();
+    let labels: Vec<i64> = reader.whitelabel_of.values().copied().collect();
     let mut sums = [
-        WhitelabelDays::new(calendar, labels.clone()),
-        WhitelabelDays::new(calendar, labels),
+        WhitelabelDays::new(reader.calendar, labels.clone()),
+        WhitelabelDays::new(reader.calendar, labels),
     ];
-    let reading = Reading {
-        source,
-        calendar,
-        periods: &span.periods,
-        whitelabel_of: &whitelabel_of,
-    };
     std::thread::scope(|scope| -> Result<(), ReportError> {
         let mut readers = Vec::new();
         let mut inboxes = Vec::new();
@@ -268,8 +290,8 @@ fn people_rows(
             let (tx, rx) = std::sync::mpsc::sync_channel::<Chunk>(0);
             let mine: Vec<daily::IdRange> =
                 chunks.iter().copied().skip(k).step_by(READERS).collect();
-            let (own, reading) = (ctx.reading(), &reading);
-            readers.push(scope.spawn(move || own.run(|ctx| reading.chunks(ctx, &mine, &tx))));
+            let own = ctx.reading();
+            readers.push(scope.spawn(move || own.run(|ctx| reader.chunks(ctx, &mine, &tx))));
             inboxes.push(rx);
         }
         let mut written = Ok(());
@@ -281,7 +303,7 @@ fn people_rows(
             for (label, first, days) in &chunk.whitelabel_days {
                 sums[usize::from(i >= half)].add(*label, *first, days);
             }
-            written = output::table(vec![chunk.rows], names, &span.periods)
+            written = output::table(vec![chunk.rows], names, reader.periods)
                 .map_err(pl(report, "output rows"))
                 .and_then(&mut *emit);
             if written.is_err() {
@@ -295,24 +317,7 @@ fn people_rows(
         }
         written
     })?;
-    let [mut first, second] = sums;
-    first.merge(second);
-    let mut whitelabel_rows = Rows::default();
-    first.each(|label, first, days| {
-        whitelabel_rows.add(
-            &span.periods,
-            &Series {
-                kind: Entity::Whitelabel,
-                id: label,
-                first,
-                days,
-            },
-        );
-    });
-    emit(
-        output::table(vec![whitelabel_rows], names, &span.periods)
-            .map_err(pl(report, "output rows"))?,
-    )
+    Ok(sums)
 }
 
 /// One chunk of users, read: its output rows, and the days of its users that belong
@@ -324,14 +329,14 @@ struct Chunk {
 }
 
 /// What a reader of chunks needs.
-struct Reading<'a> {
+struct ChunkReader<'a> {
     source: daily::Source,
     calendar: Calendar,
     periods: &'a Periods,
     whitelabel_of: &'a HashMap<i64, i64>,
 }
 
-impl Reading<'_> {
+impl ChunkReader<'_> {
     /// Reads `chunks` in order, sending each one's rows; stops early when nobody
     /// takes them any more.
     fn chunks(
@@ -378,7 +383,6 @@ impl Reading<'_> {
 /// Organizations' output rows, with the `organizations` section (for names).
 fn organization_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, DataFrame), ReportError> {
     let report = ctx.report();
-    let err = |step| pl(report, step);
     let organizations = ctx.read(
         "organizations",
         &[
@@ -394,9 +398,16 @@ fn organization_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, DataFrame), Re
             ("delta", Kind::Real),
         ],
     )?;
+    let levels = levels(report, events, span)?;
+    Ok((level_rows(report, &levels, span)?, organizations))
+}
+
+/// The level of compute used of each organization at the end of each day with a
+/// change, by organization and day (history older than the horizon folds into one
+/// starting level).
+fn levels(report: &str, events: DataFrame, span: &Span) -> Result<DataFrame, ReportError> {
+    let err = |step| pl(report, step);
     let (horizon, today) = (span.horizon, span.today);
-    // The level of compute used at the end of each day with a change (history older
-    // than the horizon folds into one starting level).
     let levels = events
         .lazy()
         .filter(
@@ -414,7 +425,7 @@ fn organization_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, DataFrame), Re
         .group_by([col("organization_id").alias("entity_id"), col("day")])
         .agg([col("delta").sum()])
         .sort(["entity_id", "day"], SortMultipleOptions::default());
-    let levels = levels
+    levels
         .with_column(
             col("delta")
                 .cum_sum(false)
@@ -423,7 +434,13 @@ fn organization_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, DataFrame), Re
                 .alias("level"),
         )
         .collect()
-        .map_err(err("accumulating organization levels"))?;
+        .map_err(err("accumulating organization levels"))
+}
+
+/// Each organization's output rows from its levels ([`levels`]).
+fn level_rows(report: &str, levels: &DataFrame, span: &Span) -> Result<Rows, ReportError> {
+    let err = |step| pl(report, step);
+    let (horizon, today) = (span.horizon, span.today);
     let ids = levels
         .column("entity_id")
         .and_then(|c| c.i64())
@@ -470,7 +487,7 @@ fn organization_rows(ctx: &Ctx<'_>, span: &Span) -> Result<(Rows, DataFrame), Re
     if let Some(id) = current {
         flush(id, &mut series);
     }
-    Ok((rows, organizations))
+    Ok(rows)
 }
 
 /// user id → white label id, from the `users` section.
