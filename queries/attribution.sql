@@ -1,15 +1,42 @@
--- Who owns what, shared by the extracts of `entitlements`, `project_compute`,
--- `compute_trends`, `usage_summary` and the completeness of their rows.
+-- Who owns what, and which organizations a report lists, shared by the extracts of
+-- `entitlements`, `project_compute`, `compute_trends`, `usage_summary`,
+-- `storage_trends` and the completeness of their rows.
 -- Installed as TEMP views on every report connection after the as-of views (so it
--- reads the mirror as of the report's date); extracts, overrides in a queries folder
--- and custom reports can all read `developer_profile_user`, `project_organization`,
--- `project_organization_versions` and `users_with_whitelabel`.
+-- reads the mirror as of the report's date; `{cutoff}` is the as-of date's cut-off);
+-- extracts and custom reports can all read `reported_organizations`,
+-- `whitelabel_names`, `developer_profile_user`, `project_organization`, `project_organization_versions`
+-- and `users_with_whitelabel`.
 
+DROP VIEW IF EXISTS temp.reported_organizations;
+DROP VIEW IF EXISTS temp.whitelabel_names;
 DROP VIEW IF EXISTS temp.developer_profile_user;
 DROP VIEW IF EXISTS temp.project_organization;
 DROP VIEW IF EXISTS temp.project_organization_versions;
 DROP VIEW IF EXISTS temp.project_organization_rule;
 DROP VIEW IF EXISTS temp.users_with_whitelabel;
+
+-- The organizations a report lists as of its date: every organization known
+-- through get-organization (`organizations`; docs/api.md) that is not deleted by
+-- then, and those known only through users' organization summaries
+-- (get-whitelabel-user), e.g. when the credentials cannot read them through
+-- get-organization: one row per organization, `known_from` saying which.
+CREATE TEMP VIEW reported_organizations AS
+SELECT id, name, is_developer_profile, 'organization' AS known_from, NULL AS user_count
+FROM organizations
+WHERE deleted_date IS NULL OR deleted_date >= '{cutoff}'
+UNION ALL
+SELECT s.organization_id, MIN(s.name), MAX(s.is_developer_profile), 'user_summary',
+       MAX(s.user_count)
+FROM user_organizations s
+WHERE NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = s.organization_id)
+GROUP BY s.organization_id;
+
+-- Each white label's name: the one its organizations carry.
+CREATE TEMP VIEW whitelabel_names AS
+SELECT whitelabel_id, MAX(whitelabel_name) AS whitelabel_name
+FROM organizations
+WHERE whitelabel_id IS NOT NULL
+GROUP BY whitelabel_id;
 
 -- Every white label user (all columns of `users`) with its white label
 -- (`whitelabel_id`): the white label of the user's white label organization, else of

@@ -14,10 +14,7 @@ SELECT id AS user_id, name AS user_name, whitelabel_id
 FROM users_with_whitelabel;
 
 -- part: whitelabels
-SELECT whitelabel_id, MAX(whitelabel_name) AS whitelabel_name
-FROM organizations
-WHERE whitelabel_id IS NOT NULL
-GROUP BY whitelabel_id;
+SELECT whitelabel_id, whitelabel_name FROM whitelabel_names;
 
 -- part: organizations
 SELECT id AS organization_id, name AS organization_name

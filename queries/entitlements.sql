@@ -21,17 +21,6 @@ WITH
 -- MATERIALIZED: each view is computed once, though this extract reads it twice.
 dev_user AS MATERIALIZED (SELECT organization_id, user_id FROM developer_profile_user),
 attributed AS MATERIALIZED (SELECT id, deleted_date, organization_id FROM project_organization),
--- Organizations known only through users' organization summaries (get-whitelabel-user), e.g.
--- when the credentials cannot read them through get-organization: one row per organization.
-summary_only AS (
-    SELECT s.organization_id AS id,
-           MIN(s.name) AS name,
-           MAX(s.is_developer_profile) AS is_developer_profile,
-           MAX(s.user_count) AS user_count
-    FROM user_organizations s
-    WHERE NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = s.organization_id)
-    GROUP BY s.organization_id
-),
 -- The summaries' limits of every organization, for those get-organization leaves empty.
 summary_limits AS (
     SELECT organization_id,
@@ -43,16 +32,14 @@ summary_limits AS (
     FROM user_organizations
     GROUP BY organization_id
 ),
+-- The organizations listed (queries/attribution.sql) with their own limits.
 orgs AS (
-    SELECT id, name, is_developer_profile, 'organization' AS known_from, NULL AS user_count,
-           limit_total_storage, limit_compute_time_per_year, limit_gpu_compute_time_per_year,
-           limit_number_of_projects, limit_number_of_users
-    FROM organizations
-    WHERE deleted_date IS NULL OR deleted_date >= :cutoff
-    UNION ALL
-    SELECT id, name, is_developer_profile, 'user_summary', user_count,
-           NULL, NULL, NULL, NULL, NULL
-    FROM summary_only
+    SELECT r.id, r.name, r.is_developer_profile, r.known_from, r.user_count,
+           o.limit_total_storage, o.limit_compute_time_per_year,
+           o.limit_gpu_compute_time_per_year, o.limit_number_of_projects,
+           o.limit_number_of_users
+    FROM reported_organizations r
+    LEFT JOIN organizations o ON r.known_from = 'organization' AND o.id = r.id
 ),
 members AS (
     SELECT organization_id, COUNT(*) AS n

@@ -43,6 +43,68 @@ fn query_err<'a>(
     crate::report::error::query_err(ctx.report(), table, what)
 }
 
+/// A sum of storage figures: whole bytes exactly, and any fractional figures (a
+/// service that sends them) apart.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Bytes {
+    whole: i128,
+    fraction: f64,
+}
+
+impl Bytes {
+    /// A user's day's net storage change: the bytes added less the bytes deleted
+    /// (a missing figure counts 0), the one definition `usage_summary` and
+    /// `storage_trends` read.
+    pub(crate) fn net_storage(values: &[Value; VALUES]) -> Bytes {
+        let mut net = Bytes::default();
+        net.add(values[daily_series::STORAGE_ADDED], 1);
+        net.add(values[daily_series::STORAGE_DELETED], -1);
+        net
+    }
+
+    pub(crate) fn add(&mut self, value: Value, sign: i128) {
+        match value {
+            Value::Int(n) => self.whole += sign * i128::from(n),
+            Value::Real(f) => self.fraction += sign as f64 * f,
+            Value::Null => {}
+        }
+    }
+
+    /// A figure read as a number: whole bytes exactly where it is whole.
+    pub(crate) fn of(value: Option<f64>) -> Bytes {
+        match value {
+            // Whole and within f64's exact integers (2^53 bytes: 9 PB).
+            Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => Bytes {
+                whole: v as i128,
+                fraction: 0.0,
+            },
+            Some(v) => Bytes {
+                whole: 0,
+                fraction: v,
+            },
+            None => Bytes::default(),
+        }
+    }
+
+    /// The same bytes taken away.
+    pub(crate) fn negated(self) -> Bytes {
+        Bytes {
+            whole: -self.whole,
+            fraction: -self.fraction,
+        }
+    }
+
+    pub(crate) fn plus(mut self, other: Bytes) -> Bytes {
+        self.whole += other.whole;
+        self.fraction += other.fraction;
+        self
+    }
+
+    pub(crate) fn value(self) -> f64 {
+        self.whole as f64 + self.fraction
+    }
+}
+
 /// Which [`Source`] holds the days as of the report's date.
 pub(crate) fn source(ctx: &Ctx<'_>) -> Result<Source, ReportError> {
     let err = query_err(

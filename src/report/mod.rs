@@ -28,6 +28,7 @@ pub mod error;
 pub(crate) mod frame;
 pub mod kept;
 pub(crate) mod org_facts;
+pub mod periods;
 pub(crate) mod pii;
 pub mod registry;
 pub mod spill;
@@ -470,10 +471,11 @@ fn unknown(name: &str, valid: &[String]) -> ReportError {
 /// attribute projects and developer profiles. Calling it again moves the cut-off.
 pub(crate) fn install_views(conn: &Connection, as_of: NaiveDate) -> rusqlite::Result<()> {
     asof::install(conn, as_of)?;
-    conn.execute_batch(include_str!("../../queries/attribution.sql"))?;
+    let cutoff = asof::cutoff(as_of);
     conn.execute_batch(
-        &include_str!("../../queries/completeness.sql").replace("{cutoff}", &asof::cutoff(as_of)),
-    )
+        &include_str!("../../queries/attribution.sql").replace("{cutoff}", &cutoff),
+    )?;
+    conn.execute_batch(&include_str!("../../queries/completeness.sql").replace("{cutoff}", &cutoff))
 }
 
 /// Opens the mirror read-only with the as-of views of `as_of`.

@@ -4,18 +4,15 @@
 //! (`crate::report::declaration`).
 
 use crate::report::declaration::Report;
-use crate::report::{
-    changes, compute_trends, entitlements, project_compute, trials, usage_summary,
-};
 
 /// The built-in reports, in the order they are listed and written.
 pub const BUILTIN: &[&Report] = &[
-    &entitlements::REPORT,
-    &trials::REPORT,
-    &project_compute::REPORT,
-    &compute_trends::REPORT,
-    &usage_summary::REPORT,
-    &changes::REPORT,
+    &super::entitlements::REPORT,
+    &super::trials::REPORT,
+    &super::project_compute::REPORT,
+    &super::compute_trends::REPORT,
+    &super::usage_summary::REPORT,
+    &super::changes::REPORT,
 ];
 
 /// The built-in report called `name`.

@@ -43,6 +43,7 @@ use crate::report::completeness::{Completeness, People, Source, Sources};
 use crate::report::declaration::{Report, ReportName};
 use crate::report::error::{ReportError, pl, unpanicked};
 use crate::report::frame::Kind;
+use crate::report::periods::NAMES as PERIODS;
 use crate::report::tables::TableError;
 use crate::report::{Ctx, daily};
 use polars::prelude::*;
@@ -112,9 +113,6 @@ impl Entity {
         }
     }
 }
-
-/// Period kinds, in output order.
-const PERIODS: [&str; 3] = ["day", "week", "month"];
 
 /// The days (first, last) that the row of `period` (`day`, `week`, `month`)
 /// starting on the day number `start` reads: its period, its rolling sums and the

@@ -4,7 +4,7 @@
 //! no frame of the whole history is ever built.
 
 use super::Entity;
-use crate::calendar::{month_start, months_back, week_start};
+use crate::calendar::{month_start, months_back};
 use crate::report::frame::Nums;
 
 /// One day of a series: CPU, GPU and compute seconds (`None`: unknown).
@@ -18,30 +18,21 @@ const COMPUTE: usize = 2;
 const SHORT: usize = 7;
 const LONG: usize = 30;
 
-/// The periods every series is cut into, fixed by T.
+/// The periods every series is cut into ([`crate::report::periods`]), with what a
+/// row's change compares against.
 pub(super) struct Periods {
-    today: i64,
-    /// Monday of the week of T, and of the first week shown.
-    week_now: i64,
-    first_week: i64,
-    /// First day of the month of T, and of the first month shown.
-    month_now: i64,
-    first_month: i64,
+    shown: crate::report::periods::Periods,
     /// The leading days of the month before that the month of T is compared with.
     month_before_elapsed: (i64, i64),
 }
 
 impl Periods {
     pub(super) fn new(today: i64) -> Self {
-        let week_now = week_start(today);
-        let month_now = month_start(today).unwrap_or(today);
+        let shown = crate::report::periods::Periods::new(today);
+        let month_now = shown.month_now;
         let last_month = months_back(today, 1).unwrap_or(month_now - 31);
         Periods {
-            today,
-            week_now,
-            first_week: week_now - 7 * 12,
-            month_now,
-            first_month: months_back(today, 11).unwrap_or(today - 335),
+            shown,
             month_before_elapsed: (
                 last_month,
                 (last_month + (today - month_now)).min(month_now - 1),
@@ -52,22 +43,13 @@ impl Periods {
     /// The first day of the period that contains T, of the kind `order` (0 day,
     /// 1 ISO week, 2 month).
     pub(super) fn current_start(&self, order: i64) -> i64 {
-        match order {
-            0 => self.today,
-            1 => self.week_now,
-            _ => self.month_now,
-        }
+        self.shown.current_start(order)
     }
 
     /// The last day of the period of kind `order` that starts on `start`, or T when
     /// it is the unfinished one.
     fn end(&self, order: i64, start: i64) -> i64 {
-        let end = match order {
-            0 => start,
-            1 => start + 6,
-            _ => month_start(start + 31).unwrap_or(start + 31) - 1,
-        };
-        end.min(self.today)
+        self.shown.end(order, start)
     }
 
     /// The days (first, last) of the period a row's change compares with: the day,
@@ -77,9 +59,9 @@ impl Periods {
     fn previous(&self, order: i64, start: i64) -> (i64, i64) {
         match order {
             0 => (start - 1, start - 1),
-            1 if start == self.week_now => (start - 7, self.today - 7),
+            1 if start == self.shown.week_now => (start - 7, self.shown.today - 7),
             1 => (start - 7, start - 1),
-            _ if start == self.month_now => self.month_before_elapsed,
+            _ if start == self.shown.month_now => self.month_before_elapsed,
             _ => (month_start(start - 1).unwrap_or(start - 31), start - 1),
         }
     }
@@ -201,19 +183,19 @@ impl Rows {
             let (from, to) = periods.previous(order, start);
             total(from, to)[COMPUTE]
         };
-        for day in (today - 29).max(first)..=today {
+        for day in (today - (crate::report::periods::DAYS - 1)).max(first)..=today {
             let i = (day - first) as usize;
             push(0, day, series.days[i], i, previous(0, day));
         }
-        let mut week = periods.first_week;
-        while week <= periods.week_now {
+        let mut week = periods.shown.first_week;
+        while week <= periods.shown.week_now {
             let end = periods.end(1, week);
             if let Some(i) = index(end) {
                 push(1, week, total(week, end), i, previous(1, week));
             }
             week += 7;
         }
-        let mut month = periods.first_month;
+        let mut month = periods.shown.first_month;
         while month <= today {
             let end = periods.end(2, month);
             if let Some(i) = index(end) {
@@ -221,7 +203,7 @@ impl Rows {
             }
             month = end + 1;
         }
-        debug_assert_eq!(today, periods.today, "every series runs to T");
+        debug_assert_eq!(today, periods.shown.today, "every series runs to T");
     }
 
     /// Frees the key columns (entity, period, start) once the table has read them.

@@ -5,40 +5,11 @@
 //! (`crate::report::daily`), whichever source they come from.
 
 use super::{WINDOWS, storage_column};
-use crate::mirror::daily_series::{STORAGE_ADDED, STORAGE_DELETED, Value};
 use crate::report::Ctx;
-use crate::report::daily;
+use crate::report::daily::{self, Bytes};
 use crate::report::error::{ReportError, pl, query_err};
 use polars::prelude::*;
 use std::collections::{BTreeMap, HashSet};
-
-/// A sum of storage figures: whole bytes exactly, and any fractional figures (a
-/// service that sends them) apart.
-#[derive(Default, Clone, Copy)]
-struct Bytes {
-    whole: i128,
-    fraction: f64,
-}
-
-impl Bytes {
-    fn add(&mut self, value: Value, sign: i128) {
-        match value {
-            Value::Int(n) => self.whole += sign * i128::from(n),
-            Value::Real(f) => self.fraction += sign as f64 * f,
-            Value::Null => {}
-        }
-    }
-
-    fn plus(mut self, other: Bytes) -> Bytes {
-        self.whole += other.whole;
-        self.fraction += other.fraction;
-        self
-    }
-
-    fn value(self) -> f64 {
-        self.whole as f64 + self.fraction
-    }
-}
 
 /// The frame `user_id` and one `storage_delta_<w>d` per window `w` of
 /// [`super::WINDOWS`] (the last `w` days, T included), by user.
@@ -53,9 +24,7 @@ pub(super) fn read(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
         if !known.contains(&user) {
             return;
         }
-        let mut delta = Bytes::default();
-        delta.add(values[STORAGE_ADDED], 1);
-        delta.add(values[STORAGE_DELETED], -1);
+        let delta = Bytes::net_storage(values);
         let user_sums = sums.entry(user).or_default();
         for (sum, window) in user_sums.iter_mut().zip(WINDOWS) {
             if day > today - window {
