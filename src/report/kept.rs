@@ -127,13 +127,19 @@ impl KeptTable {
     /// The rows of the organizations `orgs`, in table order: one pass over the
     /// table (a table on disk is read again for each range).
     pub fn of_orgs(&self, orgs: &[i64]) -> Result<DataFrame, ReportError> {
-        let orgs: HashSet<i64> = orgs.iter().copied().collect();
+        self.rows_of("organization_id", orgs)
+    }
+
+    /// The rows whose `column` holds one of `ids`, in table order (see
+    /// [`KeptTable::of_orgs`]).
+    pub fn rows_of(&self, column: &str, ids: &[i64]) -> Result<DataFrame, ReportError> {
+        let ids: HashSet<i64> = ids.iter().copied().collect();
         let mut out = DataFrame::empty();
         self.for_each_batch(|df| {
-            let ids = Table::new(&self.report, df).int("organization_id")?;
-            let mask: Vec<bool> = ids
+            let values = Table::new(&self.report, df).int(column)?;
+            let mask: Vec<bool> = values
                 .into_iter()
-                .map(|id| id.is_some_and(|id| orgs.contains(&id)))
+                .map(|id| id.is_some_and(|id| ids.contains(&id)))
                 .collect();
             let rows = df
                 .filter(&BooleanChunked::from_slice("in range".into(), &mask))

@@ -10,6 +10,7 @@ mod charts;
 mod data;
 pub(crate) mod org;
 mod page;
+pub(crate) mod tables;
 
 use crate::render::WrittenFile;
 use crate::render::files::write_bytes;
@@ -100,6 +101,7 @@ pub fn render(
             .transpose()?,
         links,
         orgs: org::listed(entitlements.as_ref())?,
+        tables: tables::shown(shown.tables)?,
     };
     let rows = [
         &parts.actions.limits,

@@ -78,6 +78,9 @@ pub struct Parts<'a> {
     pub links: Vec<(String, String)>,
     /// The organizations with a page of their own (`orgs/<id>.html`): (id, name).
     pub orgs: Vec<(i64, String)>,
+    /// Report tables shown as they are (custom reports, and the built-in ones
+    /// `super::tables::LISTED` names).
+    pub tables: Vec<super::tables::Shown>,
 }
 
 /// One `<h2>` section of the page, listed in the contents at the top.
@@ -96,6 +99,7 @@ pub fn render(p: &Parts<'_>) -> String {
         trials(p),
         changes(p),
         Some(actions(p)),
+        report_tables(p),
         organizations(p),
         files(p),
     ]
@@ -410,6 +414,48 @@ fn actions(p: &Parts<'_>) -> Section {
     }
 }
 
+/// The report tables shown as they are: each one's first rows, with its count.
+fn report_tables(p: &Parts<'_>) -> Option<Section> {
+    if p.tables.is_empty() {
+        return None;
+    }
+    let body = html! {
+        @for t in &p.tables {
+            h3 { (t.title) } "\n"
+            p.note {
+                (t.about) " "
+                @if t.total > t.rows.len() {
+                    "The first " (t.rows.len()) " of " (t.total) " rows; all are in "
+                } @else {
+                    (t.total) " rows; also in "
+                }
+                (link(p, &t.report)) "."
+            } "\n"
+            @if !t.rows.is_empty() {
+                table.report data-report=(t.report) {
+                    "\n"
+                    (header_row(&t.headers.iter().map(String::as_str).collect::<Vec<_>>()))
+                    tbody {
+                        "\n"
+                        @for row in &t.rows {
+                            tr {
+                                @for cell in row {
+                                    td class=[numeric(cell).then_some("num")] { (cell) }
+                                }
+                            } "\n"
+                        }
+                    } "\n"
+                } "\n"
+            }
+        }
+    };
+    Some(Section {
+        id: "tables",
+        title: "More reports",
+        body,
+    })
+}
+
 fn files(p: &Parts<'_>) -> Option<Section> {
     if p.links.is_empty() {
         return None;
@@ -612,6 +658,14 @@ mod tests {
             changes: None,
             links: vec![(report.to_string(), file.to_string())],
             orgs: vec![(7, HOSTILE.to_string())],
+            tables: vec![super::super::tables::Shown {
+                report: report.to_string(),
+                title: HOSTILE.to_string(),
+                about: HOSTILE.to_string(),
+                headers: vec![HOSTILE.to_string()],
+                rows: vec![vec![HOSTILE.to_string()]],
+                total: 3,
+            }],
         }
     }
 
@@ -680,7 +734,7 @@ mod tests {
             .filter(|n| n.has_tag_name("h2"))
             .filter_map(|n| n.attribute("id"))
             .collect();
-        assert_eq!(headings, ["actions", "organizations", "files"]);
+        assert_eq!(headings, ["actions", "tables", "organizations", "files"]);
         let nav = doc
             .descendants()
             .find(|n| n.has_tag_name("nav"))
@@ -689,7 +743,7 @@ mod tests {
             .descendants()
             .filter_map(|n| n.attribute("href"))
             .collect();
-        assert_eq!(targets, ["#actions", "#organizations", "#files"]);
+        assert_eq!(targets, ["#actions", "#tables", "#organizations", "#files"]);
         assert!(page.contains("no finished sync run before that date"));
         assert!(page.contains("Personal data is replaced by pseudonyms."));
         assert!(page.contains("<p>None.</p>"));

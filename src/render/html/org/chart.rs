@@ -5,16 +5,19 @@
 use super::super::charts::{Drawn, FONT, nice_top, status_color, svg};
 use super::super::data::day_label;
 use crate::report::ReportError;
-use crate::report::units::{human, metric_label};
+use crate::report::units::human;
 use plotters::prelude::*;
 
 /// Width of a metric's chart: two fit side by side in the page column.
 const WIDTH: u32 = 520;
 const HEIGHT: u32 = 230;
 
-/// A metric's history on one organization's page.
+/// A figure's history on one organization's page.
 pub struct History<'a> {
-    pub metric: &'a str,
+    /// What it is (`storage`, `compute time`).
+    pub label: &'a str,
+    /// The days it covers, as the title says them (`the last 90 days`).
+    pub over: &'a str,
     pub unit: &'a str,
     /// (day number, used), oldest first.
     pub points: &'a [(i64, f64)],
@@ -23,7 +26,7 @@ pub struct History<'a> {
 }
 
 pub fn history(h: &History<'_>, id: &str) -> Result<String, ReportError> {
-    let label = metric_label(h.metric);
+    let label = h.label;
     let (first, last) = match (h.points.first(), h.points.last()) {
         (Some(f), Some(l)) => (f.0, l.0),
         _ => return Ok(String::new()),
@@ -34,7 +37,7 @@ pub fn history(h: &History<'_>, id: &str) -> Result<String, ReportError> {
         .map(|p| p.1)
         .chain(h.limit)
         .fold(0.0, f64::max);
-    let title = format!("{label}: use over the last 90 days");
+    let title = format!("{label}: use over {}", h.over);
     let desc = description(h, label, (first, last));
     let chart_id: &'static str = "chart-org-metric";
     let drawn = svg(chart_id, (WIDTH, HEIGHT), &title, &desc, |root| {
@@ -51,11 +54,8 @@ pub fn caption(h: &History<'_>) -> String {
         None => "no limit".to_string(),
     };
     match h.exhaustion {
-        Some(day) => format!(
-            "{}: {limit}; reached on {day} at the recent rate",
-            metric_label(h.metric)
-        ),
-        None => format!("{}: {limit}", metric_label(h.metric)),
+        Some(day) => format!("{}: {limit}; reached on {day} at the recent rate", h.label),
+        None => format!("{}: {limit}", h.label),
     }
 }
 

@@ -9,6 +9,7 @@
 mod chart;
 mod data;
 mod page;
+pub(crate) mod shown;
 
 use super::PageInfo;
 use crate::alerts::held::{self, Held};
@@ -16,6 +17,7 @@ use crate::render::WrittenFile;
 use crate::render::files::write_bytes;
 use crate::report::error::SqlSite;
 use crate::report::org_facts;
+use crate::report::units::metric_label;
 use crate::report::{
     Format, KeptTables, ReportError, ReportOptions, entitlements, project_compute, trials,
 };
@@ -61,6 +63,8 @@ struct Inputs<'a> {
     projects: Table,
     trials: Table,
     members: HashMap<i64, Vec<org_facts::Member>>,
+    /// The points of the report charts ([`shown::REPORT_CHARTS`]).
+    report_charts: Vec<(&'static shown::ReportChart, shown::Points)>,
     shared: &'a Shared,
 }
 
@@ -111,6 +115,7 @@ pub fn write_all(
             projects: projects.table(&ids)?,
             trials: trials.table(&ids)?,
             members: members.of(&ids)?,
+            report_charts: shown::points(shown::REPORT_CHARTS, tables, &ids)?,
             shared: &shared,
         };
         let pages: Vec<WrittenFile> = range
@@ -190,7 +195,8 @@ fn charts(inputs: &Inputs<'_>, org: &Org) -> Result<Vec<(String, String)>, Repor
             continue;
         };
         let history = chart::History {
-            metric: &facts.metric,
+            label: metric_label(&facts.metric),
+            over: "the last 90 days",
             unit: &facts.unit,
             points,
             limit: facts.limit,
@@ -198,6 +204,25 @@ fn charts(inputs: &Inputs<'_>, org: &Org) -> Result<Vec<(String, String)>, Repor
         };
         let svg = chart::history(&history, &format!("chart-metric-{k}"))?;
         out.push((chart::caption(&history), svg));
+    }
+    for (k, (report, points)) in inputs.report_charts.iter().enumerate() {
+        let Some(points) = points.get(&org.id) else {
+            continue;
+        };
+        let history = chart::History {
+            label: report.label,
+            over: &format!("the last {} {}s", points.len(), report.period),
+            unit: report.unit,
+            points,
+            limit: None,
+            exhaustion: None,
+        };
+        let svg = chart::history(&history, &format!("chart-report-{k}"))?;
+        let caption = format!(
+            "{} at the end of each {} (from {})",
+            report.label, report.period, report.report
+        );
+        out.push((caption, svg));
     }
     Ok(out)
 }
