@@ -105,7 +105,7 @@ fn custom_sql_reports_and_shipped_reports_defined_by_the_build_alone() {
     let out = report(&mut m, "2025-03-31", &[]);
     assert_eq!(
         out.tables.len(),
-        5,
+        6,
         "the built-in reports the later steps read back, and the custom one"
     );
     let df = &kept(&out, "org_list");
@@ -166,7 +166,7 @@ fn redact_pii_leaves_no_email_or_person_name() {
     let mut opts = m.options("2025-03-31", &[]);
     opts.redact_pii = true;
     let out = run(&opts).expect("run");
-    assert_eq!(out.files.len(), 14);
+    assert_eq!(out.files.len(), 16);
     for f in &out.files {
         let text = std::fs::read_to_string(&f.path).expect("read");
         for secret in ["@", "Ada", "Lovelace", "Björk", "Guðmundsdóttir"] {
@@ -207,7 +207,7 @@ fn manifest_lists_every_file_with_rows_and_checksum() {
             .is_some_and(|s| s.len() == 24)
     );
     let files = manifest["files"].as_array().expect("files");
-    assert_eq!(files.len(), 12);
+    assert_eq!(files.len(), 14);
     for entry in files {
         let name = entry["file"].as_str().expect("file name");
         let bytes = std::fs::read(out.dir.join(name)).expect("listed file exists");
@@ -279,8 +279,8 @@ fn html_page_is_written_with_the_other_files() {
         crate::report::Format::Html,
     ];
     let out = run(&opts).expect("run");
-    // Six CSV files and one page (HTML is one page per run, asked twice or not).
-    assert_eq!(out.files.len(), 7);
+    // Seven CSV files and one page (HTML is one page per run, asked twice or not).
+    assert_eq!(out.files.len(), 8);
     let page = out.files.last().expect("page");
     assert_eq!(page.path, out.dir.join("index.html"));
     let html = std::fs::read_to_string(&page.path).expect("page");

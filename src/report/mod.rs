@@ -40,6 +40,7 @@ pub(crate) mod units;
 pub mod compute_trends;
 pub mod entitlements;
 pub mod project_compute;
+pub mod storage_trends;
 pub mod trials;
 pub mod usage_summary;
 

@@ -12,6 +12,7 @@ pub const BUILTIN: &[&Report] = &[
     &super::project_compute::REPORT,
     &super::compute_trends::REPORT,
     &super::usage_summary::REPORT,
+    &super::storage_trends::REPORT,
     &super::changes::REPORT,
 ];
 

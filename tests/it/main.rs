@@ -43,6 +43,7 @@ mod report_crash;
 mod reports_e2e;
 mod rooms;
 mod security;
+mod storage_trends;
 mod streamed_reports;
 mod sync_mirror;
 mod upgrades;

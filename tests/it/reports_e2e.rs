@@ -224,14 +224,20 @@ async fn every_report_over_three_weekly_syncs_has_rows_and_organization_trends()
     let kept: Vec<&str> = outcome.tables.names().collect();
     assert_eq!(
         kept,
-        ["changes", "entitlements", "project_compute", "trials"]
+        [
+            "changes",
+            "entitlements",
+            "project_compute",
+            "storage_trends",
+            "trials"
+        ]
     );
     let csv = std::fs::read_to_string(outcome.dir.join("project_compute.csv")).expect("csv");
     let on_disk = outcome.tables.get("project_compute").expect("kept");
     assert!(on_disk.on_disk());
     let on_disk = on_disk.whole().expect("read back");
     assert_eq!(on_disk.height(), csv.lines().count() - 1);
-    assert_eq!(outcome.files.len(), 12);
+    assert_eq!(outcome.files.len(), 14);
     for f in &outcome.files {
         assert!(f.path.is_file(), "{}", f.path.display());
     }

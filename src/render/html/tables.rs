@@ -22,7 +22,20 @@ pub struct Listed {
 }
 
 /// The built-in reports the page shows as tables, in the order shown.
-pub const LISTED: &[Listed] = &[];
+pub const LISTED: &[Listed] = &[Listed {
+    report: crate::report::storage_trends::NAME,
+    title: "Storage per white label, by month",
+    about: "Each white label's storage at the end of each of the last 12 months, its \
+            growth in the month and the change against the month's start.",
+    rows_where: &[("entity_type", "whitelabel"), ("period", "month")],
+    columns: &[
+        "entity_name",
+        "period_start",
+        "storage_bytes",
+        "growth_bytes",
+        "change_pct",
+    ],
+}];
 
 /// Rows a table shows (its CSV has them all).
 pub const MAX_ROWS: usize = 20;

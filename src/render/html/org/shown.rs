@@ -28,7 +28,16 @@ pub struct ReportChart {
 }
 
 /// The report charts of every organization's page, in the order drawn.
-pub const REPORT_CHARTS: &[ReportChart] = &[];
+pub const REPORT_CHARTS: &[ReportChart] = &[ReportChart {
+    report: crate::report::storage_trends::NAME,
+    label: "storage",
+    key: "entity_id",
+    of_organizations: Some(("entity_type", "organization")),
+    period: "day",
+    day: "period_start",
+    value: "storage_bytes",
+    unit: "bytes",
+}];
 
 /// One chart's points, by organization: (day number, value), oldest first.
 pub type Points = HashMap<i64, Vec<(i64, f64)>>;
