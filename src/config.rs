@@ -54,6 +54,29 @@ pub struct Config {
     /// Personal data of people who left.
     #[serde(default)]
     pub privacy: PrivacyConfig,
+    /// The SMTP server alerts and report subscriptions are e-mailed through.
+    pub email: Option<EmailConfig>,
+}
+
+/// `[email]` (docs/email.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmailConfig {
+    /// `smtps://HOST[:465]` (TLS from the start) or `smtp://HOST[:587]` (STARTTLS
+    /// required); `smtp://HOST:PORT?tls=none` (in clear) only to a loopback address.
+    pub smtp_url: String,
+    /// The sender, `address` or `Name <address>`.
+    pub from: String,
+    /// The login name (most servers: the address of the account).
+    pub username: Option<String>,
+    /// File holding the password (mode 600), an app password where the provider
+    /// has them.
+    pub password_file: Option<PathBuf>,
+    /// A PEM file of root certificates trusted besides the system's (a server
+    /// with a certificate of a private authority).
+    pub ca_file: Option<PathBuf>,
+    /// Seconds one step of the SMTP dialogue may take [default: 30].
+    pub timeout_secs: Option<u64>,
 }
 
 /// `[privacy]`.
@@ -222,7 +245,7 @@ impl Config {
 
 /// The TOML error on one line: "line L, column C: message". toml's own text spans
 /// several lines (the offending line and a caret), which an error line cannot hold.
-fn where_and_why(text: &str, e: &toml::de::Error) -> String {
+pub fn where_and_why(text: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim();
     match e.span() {
         Some(span) => {
@@ -278,6 +301,13 @@ mod tests {
             .map(|w| w.format.clone())
             .collect();
         assert_eq!(formats, [Some("slack".into()), Some("teams".into())]);
+        let email = cfg.email.expect("the example has [email]");
+        assert!(email.smtp_url.starts_with("smtp://") && email.password_file.is_some());
+        let err = toml::from_str::<Config>(
+            "[email]\nsmtp_url = 'smtp://h'\nfrom = 'a@b'\npassword = 'x'",
+        )
+        .expect_err("typo");
+        assert!(err.to_string().contains("password"));
         let err = toml::from_str::<Config>("[alerts]\nthreshold = [80]").expect_err("typo");
         assert!(err.to_string().contains("threshold"));
         let err = toml::from_str::<Config>("bse_url = 'x'").expect_err("typo");

@@ -66,6 +66,7 @@ pub(crate) mod calendar;
 pub(crate) mod cause;
 pub mod cli;
 pub(crate) mod config;
+pub mod email;
 pub mod export;
 pub mod file_mode;
 pub mod mirror;

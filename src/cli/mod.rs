@@ -17,6 +17,7 @@ pub(crate) mod daemon_cmd;
 #[cfg(feature = "sandbox")]
 pub(crate) mod demo_cmd;
 pub(crate) mod dest;
+pub(crate) mod email_cmd;
 pub(crate) mod export_cmd;
 pub(crate) mod forget_cmd;
 pub mod logging;
@@ -112,6 +113,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
             tokio::task::spawn_blocking(move || report_cmd::run(&settings, &args)).await?
         }
         Command::Alerts(args) => alerts_cmd::run(&settings, &args).await,
+        Command::Email(args) => email_cmd::run(&settings, &args).await,
         Command::Daemon(args) => daemon_cmd::run(&settings, &args).await,
         Command::Export(args) => {
             let settings = settings.clone();

@@ -21,8 +21,9 @@ const FLOORS: &[(&str, u8)] = &[
     ("config", 5),
     ("alerts", 6),
     ("render", 7),
-    ("schedule", 8),
-    ("cli", 9),
+    ("email", 8),
+    ("schedule", 9),
+    ("cli", 10),
 ];
 
 /// Tables that belong to a room other than the mirror, which creates every table
