@@ -193,6 +193,23 @@ pub struct AlertsConfig {
     pub webhooks: Option<Vec<WebhookConfig>>,
     /// File that gets one JSON event per line, appended.
     pub jsonl: Option<PathBuf>,
+    /// Who gets which events by e-mail (through `[email]`).
+    pub email: Option<Vec<AlertEmailConfig>>,
+}
+
+/// `[[alerts.email]]`: events of some kinds e-mailed, one digest per address and
+/// evaluation.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertEmailConfig {
+    /// Event types, `trial.*` for a family [default: all].
+    pub kinds: Option<Vec<String>>,
+    /// Who gets these events; with `owners_file`, those of the organizations the
+    /// file does not name and those of no organization.
+    pub recipients: Option<Vec<String>>,
+    /// CSV (`organization_id,email`) or TOML (`"address" = [ids]`) file: each
+    /// address gets the events of its organizations only.
+    pub owners_file: Option<PathBuf>,
 }
 
 /// `[[alerts.webhooks]]`: one more webhook.
@@ -301,6 +318,7 @@ mod tests {
             .map(|w| w.format.clone())
             .collect();
         assert_eq!(formats, [Some("slack".into()), Some("teams".into())]);
+        assert_eq!(alerts.email.as_ref().map(Vec::len), Some(3));
         let email = cfg.email.expect("the example has [email]");
         assert!(email.smtp_url.starts_with("smtp://") && email.password_file.is_some());
         let err = toml::from_str::<Config>(

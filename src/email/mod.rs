@@ -4,17 +4,22 @@
 //! - [`smtp`]: the server, TLS and login; each send step by step, so a failure says
 //!   which step failed; retries with the webhooks' backoff.
 //! - [`message`]: a message's headers and parts (plain text and HTML, attachments).
+//! - [`routing`] and [`digest`]: alerts, routed by kind and organization, queued in
+//!   the alerts' outbox, sent as one digest per address and run.
 //! - [`layout`]: the HTML part's frame.
 //!
 //! The room reads the reports through `render::run`'s outcome and the alerts through
 //! their outbox's API; it sits above both, below the daemon and the commands.
 
+pub mod digest;
 pub mod layout;
 pub mod message;
+pub mod routing;
 pub mod smtp;
 
 pub use smtp::{Mailer, MailerSettings};
 
+use crate::alerts::outbox::Delivery;
 use crate::mirror::MirrorError;
 use std::path::PathBuf;
 
@@ -58,5 +63,26 @@ pub enum EmailError {
 impl From<MirrorError> for EmailError {
     fn from(e: MirrorError) -> Self {
         EmailError::Mirror(e)
+    }
+}
+
+/// Messages tried in a run, by outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Taken by the server.
+    pub sent: u64,
+    /// To be tried again.
+    pub pending: u64,
+    /// Refused for good.
+    pub failed: u64,
+}
+
+impl Tally {
+    fn add(&mut self, outcome: &Delivery) {
+        match outcome {
+            Delivery::Delivered(_) => self.sent += 1,
+            Delivery::Pending { .. } => self.pending += 1,
+            Delivery::Failed { .. } => self.failed += 1,
+        }
     }
 }
