@@ -79,6 +79,26 @@ pub struct EmailConfig {
     pub timeout_secs: Option<u64>,
 }
 
+/// `[[report.subscriptions]]`: a report e-mailed to a list of addresses.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionConfig {
+    /// How the mirror, the logs, `status` and `report --send` call it.
+    pub name: String,
+    /// Who gets it: one message each.
+    pub recipients: Vec<String>,
+    /// What is attached: "workbook" (the `.xlsx`), "csv" (the CSV files zipped)
+    /// [default: nothing].
+    pub attach: Option<Vec<String>>,
+    /// Only these organizations' rows (in the message and the CSV files).
+    pub organizations: Option<Vec<i64>>,
+    /// Its own cron schedule; without one it goes out after each report job.
+    pub cron: Option<String>,
+    /// Attachments beyond this many megabytes in total are linked instead
+    /// [default: 10].
+    pub max_attachment_mb: Option<f64>,
+}
+
 /// `[privacy]`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,6 +176,11 @@ pub struct ReportConfig {
     pub redact_pii: Option<bool>,
     /// Queries folder: its custom/*.sql are reports of their own.
     pub queries: Option<PathBuf>,
+    /// Where the report folders are served (`<base_url>/<as-of>/`), for the links
+    /// of e-mailed reports.
+    pub base_url: Option<String>,
+    /// Reports e-mailed to lists of addresses.
+    pub subscriptions: Option<Vec<SubscriptionConfig>>,
 }
 
 /// `[thresholds]`: each a setting of one concept, read by the reports (a row's
@@ -321,6 +346,8 @@ mod tests {
         assert_eq!(alerts.email.as_ref().map(Vec::len), Some(3));
         let email = cfg.email.expect("the example has [email]");
         assert!(email.smtp_url.starts_with("smtp://") && email.password_file.is_some());
+        let subscriptions = cfg.report.subscriptions.expect("a subscription");
+        assert_eq!(subscriptions[0].cron.as_deref(), Some("0 0 7 * * Mon"));
         let err = toml::from_str::<Config>(
             "[email]\nsmtp_url = 'smtp://h'\nfrom = 'a@b'\npassword = 'x'",
         )

@@ -299,6 +299,11 @@ pub struct ReportArgs {
     /// file_mode in the config file].
     #[arg(long, value_name = "MODE")]
     pub file_mode: Option<crate::file_mode::FileMode>,
+    /// Then e-mail the report to the recipients of this subscription of the config
+    /// ([[report.subscriptions]], through [email]), for the as-of date asked. A
+    /// recipient who has that date's report already is not sent it again.
+    #[arg(long, value_name = "NAME")]
+    pub send: Option<String>,
 }
 
 /// Report output format.

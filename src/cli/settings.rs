@@ -8,7 +8,7 @@ use crate::cli::UsageError;
 use crate::cli::args::{Cli, ConnArgs, PaceArgs};
 use crate::config::{Config, read_secret_file};
 use crate::email::smtp::{Login, Server};
-use crate::email::{EmailError, Mailer, MailerSettings, message};
+use crate::email::{EmailError, Mailer, MailerSettings, Subscription, message};
 use crate::file_mode::FileMode;
 use crate::report::Thresholds;
 use anyhow::Result;
@@ -144,6 +144,23 @@ impl Settings {
             ))
             .into()
         })
+    }
+
+    /// `[[report.subscriptions]]`, checked (names unique).
+    pub fn subscriptions(&self) -> Result<Vec<Subscription>> {
+        let mut out: Vec<Subscription> = Vec::new();
+        for entry in self.config.report.subscriptions.iter().flatten() {
+            let sub = Subscription::from_config(entry).map_err(usage)?;
+            if out.iter().any(|s| s.name == sub.name) {
+                return Err(UsageError(format!(
+                    "config [[report.subscriptions]]: two subscriptions are named {:?}; give each a name of its own",
+                    sub.name
+                ))
+                .into());
+            }
+            out.push(sub);
+        }
+        Ok(out)
     }
 
     /// Credentials from flags, environment or config files.

@@ -6,18 +6,25 @@
 //! - [`message`]: a message's headers and parts (plain text and HTML, attachments).
 //! - [`routing`] and [`digest`]: alerts, routed by kind and organization, queued in
 //!   the alerts' outbox, sent as one digest per address and run.
+//! - [`subscription`], [`report_mail`], [`attach`], [`sends`]: a run's report to a
+//!   list of addresses, once per as-of date, recorded in the mirror.
 //! - [`layout`]: the HTML part's frame.
 //!
 //! The room reads the reports through `render::run`'s outcome and the alerts through
 //! their outbox's API; it sits above both, below the daemon and the commands.
 
+pub mod attach;
 pub mod digest;
 pub mod layout;
 pub mod message;
+pub mod report_mail;
 pub mod routing;
+pub mod sends;
 pub mod smtp;
+pub mod subscription;
 
 pub use smtp::{Mailer, MailerSettings};
+pub use subscription::{RunView, Subscription};
 
 use crate::alerts::outbox::Delivery;
 use crate::mirror::MirrorError;
