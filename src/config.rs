@@ -54,6 +54,49 @@ pub struct Config {
     /// Personal data of people who left.
     #[serde(default)]
     pub privacy: PrivacyConfig,
+    /// The SMTP server alerts and report subscriptions are e-mailed through.
+    pub email: Option<EmailConfig>,
+}
+
+/// `[email]` (docs/email.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmailConfig {
+    /// `smtps://HOST[:465]` (TLS from the start) or `smtp://HOST[:587]` (STARTTLS
+    /// required); `smtp://HOST:PORT?tls=none` (in clear) only to a loopback address.
+    pub smtp_url: String,
+    /// The sender, `address` or `Name <address>`.
+    pub from: String,
+    /// The login name (most servers: the address of the account).
+    pub username: Option<String>,
+    /// File holding the password (mode 600), an app password where the provider
+    /// has them.
+    pub password_file: Option<PathBuf>,
+    /// A PEM file of root certificates trusted besides the system's (a server
+    /// with a certificate of a private authority).
+    pub ca_file: Option<PathBuf>,
+    /// Seconds one step of the SMTP dialogue may take [default: 30].
+    pub timeout_secs: Option<u64>,
+}
+
+/// `[[report.subscriptions]]`: a report e-mailed to a list of addresses.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionConfig {
+    /// How the mirror, the logs, `status` and `report --send` call it.
+    pub name: String,
+    /// Who gets it: one message each.
+    pub recipients: Vec<String>,
+    /// What is attached: "workbook" (the `.xlsx`), "csv" (the CSV files zipped)
+    /// [default: nothing].
+    pub attach: Option<Vec<String>>,
+    /// Only these organizations' rows (in the message and the CSV files).
+    pub organizations: Option<Vec<i64>>,
+    /// Its own cron schedule; without one it goes out after each report job.
+    pub cron: Option<String>,
+    /// Attachments beyond this many megabytes in total are linked instead
+    /// [default: 10].
+    pub max_attachment_mb: Option<f64>,
 }
 
 /// `[privacy]`.
@@ -133,6 +176,11 @@ pub struct ReportConfig {
     pub redact_pii: Option<bool>,
     /// Queries folder: its custom/*.sql are reports of their own.
     pub queries: Option<PathBuf>,
+    /// Where the report folders are served (`<base_url>/<as-of>/`), for the links
+    /// of e-mailed reports.
+    pub base_url: Option<String>,
+    /// Reports e-mailed to lists of addresses.
+    pub subscriptions: Option<Vec<SubscriptionConfig>>,
 }
 
 /// `[thresholds]`: each a setting of one concept, read by the reports (a row's
@@ -170,6 +218,23 @@ pub struct AlertsConfig {
     pub webhooks: Option<Vec<WebhookConfig>>,
     /// File that gets one JSON event per line, appended.
     pub jsonl: Option<PathBuf>,
+    /// Who gets which events by e-mail (through `[email]`).
+    pub email: Option<Vec<AlertEmailConfig>>,
+}
+
+/// `[[alerts.email]]`: events of some kinds e-mailed, one digest per address and
+/// evaluation.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertEmailConfig {
+    /// Event types, `trial.*` for a family [default: all].
+    pub kinds: Option<Vec<String>>,
+    /// Who gets these events; with `owners_file`, those of the organizations the
+    /// file does not name and those of no organization.
+    pub recipients: Option<Vec<String>>,
+    /// CSV (`organization_id,email`) or TOML (`"address" = [ids]`) file: each
+    /// address gets the events of its organizations only.
+    pub owners_file: Option<PathBuf>,
 }
 
 /// `[[alerts.webhooks]]`: one more webhook.
@@ -222,7 +287,7 @@ impl Config {
 
 /// The TOML error on one line: "line L, column C: message". toml's own text spans
 /// several lines (the offending line and a caret), which an error line cannot hold.
-fn where_and_why(text: &str, e: &toml::de::Error) -> String {
+pub fn where_and_why(text: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim();
     match e.span() {
         Some(span) => {
@@ -278,6 +343,16 @@ mod tests {
             .map(|w| w.format.clone())
             .collect();
         assert_eq!(formats, [Some("slack".into()), Some("teams".into())]);
+        assert_eq!(alerts.email.as_ref().map(Vec::len), Some(3));
+        let email = cfg.email.expect("the example has [email]");
+        assert!(email.smtp_url.starts_with("smtp://") && email.password_file.is_some());
+        let subscriptions = cfg.report.subscriptions.expect("a subscription");
+        assert_eq!(subscriptions[0].cron.as_deref(), Some("0 0 7 * * Mon"));
+        let err = toml::from_str::<Config>(
+            "[email]\nsmtp_url = 'smtp://h'\nfrom = 'a@b'\npassword = 'x'",
+        )
+        .expect_err("typo");
+        assert!(err.to_string().contains("password"));
         let err = toml::from_str::<Config>("[alerts]\nthreshold = [80]").expect_err("typo");
         assert!(err.to_string().contains("threshold"));
         let err = toml::from_str::<Config>("bse_url = 'x'").expect_err("typo");

@@ -43,6 +43,11 @@
 //!   end or syncs keep failing. [`alerts::run`] takes [`alerts::AlertOptions`] and
 //!   returns an [`alerts::AlertOutcome`]; webhooks are signed by [`alerts::Webhook`].
 //!
+//! * [`email`]: alerts and reports by e-mail. [`email::Mailer`] sends through the
+//!   configured SMTP server; [`email::digest::deliver`] sends the alerts' pending
+//!   e-mail deliveries as digests; [`email::subscription::send`] a run's report
+//!   ([`email::RunView`]) to a [`email::Subscription`]'s recipients.
+//!
 //! * [`file_mode`]: the permissions of report and export files (0600 by
 //!   default) and of the folders orgledger creates for them.
 //!
@@ -67,6 +72,7 @@ pub(crate) mod calendar;
 pub(crate) mod cause;
 pub mod cli;
 pub(crate) mod config;
+pub mod email;
 pub mod export;
 pub mod file_mode;
 pub mod mirror;

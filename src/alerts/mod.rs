@@ -25,7 +25,7 @@ pub mod webhook;
 pub use events::Event;
 pub use format::Format;
 pub use jsonl::Jsonl;
-pub use outbox::Counts;
+pub use outbox::{Counts, MailRoute};
 pub use webhook::{Retry, SigningKey, Webhook};
 
 use crate::mirror::{self, MirrorError};
@@ -35,6 +35,7 @@ use crate::report::{
 use chrono::NaiveDate;
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The event types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -124,6 +125,9 @@ pub struct AlertOptions {
     pub thresholds: Thresholds,
     /// The webhooks (names unique), each with its format.
     pub webhooks: Vec<Webhook>,
+    /// Who gets which events by e-mail, if anyone: the events are queued for each
+    /// address here and sent as digests by the e-mail room.
+    pub mail: Option<Arc<dyn MailRoute>>,
     /// JSON lines, if any.
     pub jsonl: Option<Jsonl>,
     /// Evaluate and return the events; store, queue and send nothing.
@@ -135,9 +139,10 @@ pub struct AlertOptions {
 }
 
 impl AlertOptions {
-    /// Whether the events have somewhere to go (a webhook or a JSON Lines file).
+    /// Whether the events have somewhere to go (a webhook, e-mail or a JSON Lines
+    /// file).
     pub fn has_destination(&self) -> bool {
-        !self.webhooks.is_empty() || self.jsonl.is_some()
+        !self.webhooks.is_empty() || self.mail.is_some() || self.jsonl.is_some()
     }
 
     /// Default rules, no sinks.
@@ -148,6 +153,7 @@ impl AlertOptions {
             rules: Rules::default(),
             thresholds: Thresholds::default(),
             webhooks: Vec::new(),
+            mail: None,
             jsonl: None,
             dry_run: false,
             queries_dir: None,
@@ -223,8 +229,8 @@ pub enum AlertError {
 /// Why alerts are not evaluated without a destination, and what to give instead.
 pub const NO_DESTINATION: &str = "alerts need a destination, or the events would be recorded as sent and reach no one: \
      pass --webhook URL with --webhook-secret-file FILE, or --jsonl FILE (- for standard output), \
-     or set webhook_url, [[alerts.webhooks]] or jsonl in the config's [alerts] section; --dry-run shows the events \
-     without recording them";
+     or set webhook_url, [[alerts.webhooks]], [[alerts.email]] (with [email]) or jsonl in the config's [alerts] \
+     section; --dry-run shows the events without recording them";
 
 impl From<MirrorError> for AlertError {
     fn from(e: MirrorError) -> Self {
@@ -298,8 +304,9 @@ fn evaluate(opts: &AlertOptions, tables: Option<KeptTables>) -> Result<AlertOutc
             }
             let tx = conn.transaction().map_err(sql)?;
             state::save(&tx, &found.changes, opts.as_of).map_err(sql)?;
-            if !opts.webhooks.is_empty() {
-                outbox::enqueue(&tx, &found.fired, &opts.webhooks, &now).map_err(sql)?;
+            if !opts.webhooks.is_empty() || opts.mail.is_some() {
+                let mail = opts.mail.as_deref();
+                outbox::enqueue(&tx, &found.fired, &opts.webhooks, mail, &now).map_err(sql)?;
             }
             state::record_run(&tx, opts.as_of, "advanced", found.fired.len(), &now).map_err(sql)?;
             tx.commit().map_err(sql)?;

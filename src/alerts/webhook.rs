@@ -83,7 +83,8 @@ impl Default for Retry {
 }
 
 impl Retry {
-    fn backoff(&self) -> Backoff {
+    /// The waits between the attempts (the e-mail room retries with them too).
+    pub fn backoff(&self) -> Backoff {
         Backoff {
             base: self.base,
             cap: Backoff::default().cap,

@@ -1,13 +1,16 @@
 //! `orgledger alerts`: evaluate the alerts once, store and send the new ones.
 
+use crate::alerts::outbox::MAIL_PREFIX;
 use crate::alerts::webhook::DEFAULT_NAME;
 use crate::alerts::{self, AlertOptions, Format, Jsonl, Kind, Mode, Rules, SigningKey, Webhook};
 use crate::cli::args::AlertsArgs;
-use crate::cli::settings::Settings;
+use crate::cli::settings::{self, Settings};
 use crate::cli::{Exit, UsageError};
 use crate::config::{AlertsConfig, WebhookConfig, read_secret_file};
+use crate::email::{self, routing::Routes};
 use anyhow::{Context, Result};
 use std::path::Path;
+use std::sync::Arc;
 
 /// The rules of `[alerts]`, checked.
 fn rules(cfg: &AlertsConfig) -> Result<Rules> {
@@ -74,10 +77,26 @@ pub fn options(settings: &Settings, args: &AlertsArgs) -> Result<AlertOptions> {
         .or(cfg.jsonl.as_deref())
         .map(Jsonl::from_arg);
     opts.webhooks = webhooks(&cfg, args)?;
+    opts.mail = mail_routes(settings, &cfg)?;
     if !opts.dry_run && !opts.has_destination() {
         return Err(UsageError(alerts::NO_DESTINATION.into()).into());
     }
     Ok(opts)
+}
+
+/// `[[alerts.email]]`, checked: who gets which events by e-mail. They need
+/// `[email]`, which is checked here too, so a mistake stops the command (or the
+/// daemon, at start) before anything is recorded.
+fn mail_routes(
+    settings: &Settings,
+    cfg: &AlertsConfig,
+) -> Result<Option<Arc<dyn alerts::MailRoute>>> {
+    let Some(entries) = cfg.email.as_deref() else {
+        return Ok(None);
+    };
+    settings.require_mailer("[[alerts.email]]")?;
+    let routes = Routes::from_config(entries).map_err(settings::usage)?;
+    Ok(Some(Arc::new(routes)))
 }
 
 /// The webhooks: `--webhook` (else `webhook_url`), named `default`, in
@@ -97,6 +116,13 @@ fn webhooks(cfg: &AlertsConfig, args: &AlertsArgs) -> Result<Vec<Webhook>> {
     }
     for entry in cfg.webhooks.iter().flatten() {
         let hook = configured(entry)?;
+        if hook.name().starts_with(MAIL_PREFIX) {
+            return Err(UsageError(format!(
+                "config [[alerts.webhooks]] {:?}: a webhook's name may not start with {MAIL_PREFIX:?}, which names e-mail recipients",
+                hook.name()
+            ))
+            .into());
+        }
         if hooks.iter().any(|h: &Webhook| h.name() == hook.name()) {
             return Err(UsageError(format!(
                 "config [alerts]: two webhooks are named {:?}; give each of [[alerts.webhooks]] a name of its own",
@@ -174,13 +200,35 @@ fn webhook(name: &str, url: &str, format: Format, secret_file: Option<&Path>) ->
 /// Runs the command.
 pub async fn run(settings: &Settings, args: &AlertsArgs) -> Result<Exit> {
     let opts = options(settings, args)?;
-    let outcome = alerts::run(&opts, None).await?;
+    let mut outcome = alerts::run(&opts, None).await?;
     match outcome.mode {
         Mode::Advanced => {}
         Mode::DryRun | Mode::ReadOnly => crate::out!("{}", alerts::jsonl::lines(&outcome.events)),
     }
-    eprintln!("{}", summary(&opts, &outcome));
+    let mailed = match (&opts.mail, outcome.mode) {
+        (Some(route), Mode::Advanced) => {
+            let mailer = settings.require_mailer("[[alerts.email]]")?;
+            let tally = email::digest::deliver(&opts.db, &mailer, route.as_ref()).await?;
+            outcome.outbox = Some(outbox_counts(&opts.db)?);
+            Some(tally)
+        }
+        _ => None,
+    };
+    let mut line = summary(&opts, &outcome);
+    if let Some(t) = mailed {
+        line.push_str(&format!(
+            "; alert e-mails: {} sent, {} pending, {} refused",
+            t.sent, t.pending, t.failed
+        ));
+    }
+    eprintln!("{line}");
     Ok(Exit::Ok)
+}
+
+/// The outbox's deliveries by state, e-mail included.
+fn outbox_counts(db: &Path) -> Result<alerts::Counts> {
+    let conn = crate::mirror::open_ro(db)?;
+    alerts::outbox::counts(&conn).map_err(|e| anyhow::anyhow!(crate::cause::sqlite(&e)))
 }
 
 /// One line saying what happened.
@@ -203,7 +251,7 @@ pub fn summary(opts: &AlertOptions, outcome: &alerts::AlertOutcome) -> String {
     };
     if let Some(c) = outcome.outbox {
         line.push_str(&format!(
-            "; webhook deliveries: {} delivered, {} pending, {} failed",
+            "; deliveries: {} delivered, {} pending, {} failed",
             c.delivered, c.pending, c.failed
         ));
     }

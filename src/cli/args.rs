@@ -138,6 +138,8 @@ pub enum Command {
     Alerts(AlertsArgs),
     /// Run sync and report on cron schedules until stopped.
     Daemon(DaemonArgs),
+    /// E-mail through the configured SMTP server (docs/email.md).
+    Email(EmailArgs),
     /// Write the mirror's tables as Parquet files for warehouses (never touches the network).
     Export(ExportArgs),
     /// Show the mirror's last runs, freshness, row counts and recent errors.
@@ -297,6 +299,11 @@ pub struct ReportArgs {
     /// file_mode in the config file].
     #[arg(long, value_name = "MODE")]
     pub file_mode: Option<crate::file_mode::FileMode>,
+    /// Then e-mail the report to the recipients of this subscription of the config
+    /// ([[report.subscriptions]], through [email]), for the as-of date asked. A
+    /// recipient who has that date's report already is not sent it again.
+    #[arg(long, value_name = "NAME")]
+    pub send: Option<String>,
 }
 
 /// Report output format.
@@ -341,6 +348,31 @@ pub struct AlertsArgs {
     /// Print the events that would be sent; store and send nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// `email` options.
+#[derive(Debug, Args)]
+pub struct EmailArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: EmailAction,
+}
+
+/// `email` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum EmailAction {
+    /// Send a short message through the [email] server of the config and say
+    /// exactly which step failed, if one did: DNS, connection, TLS, authentication,
+    /// or the server's refusal of the sender, the recipient or the message.
+    Test(EmailTestArgs),
+}
+
+/// `email test` options.
+#[derive(Debug, Args)]
+pub struct EmailTestArgs {
+    /// The address to send the test message to.
+    #[arg(long, value_name = "ADDRESS")]
+    pub to: String,
 }
 
 /// `daemon` options.

@@ -51,6 +51,47 @@ fn backup_options(settings: &Settings) -> Result<Option<crate::schedule::backups
     }))
 }
 
+/// The report subscriptions and the mailer, checked at start (password file and
+/// schedules included); the report job writes what the subscriptions it sends
+/// after attach.
+fn email_jobs(
+    settings: &Settings,
+    report: &mut crate::report::ReportOptions,
+) -> Result<Option<daemon::EmailJobs>> {
+    let mut subscriptions = settings.subscriptions()?;
+    let mailer = match settings.mailer()? {
+        Some(mailer) => mailer,
+        None if subscriptions.is_empty() => return Ok(None),
+        None => {
+            return Err(UsageError(
+                "[[report.subscriptions]] need the config file's [email] section: smtp_url, from, username and password_file (docs/email.md)".into(),
+            )
+            .into());
+        }
+    };
+    for sub in &mut subscriptions {
+        report_cmd::check_attachable(report, sub)?;
+        match &sub.cron {
+            Some(cron) => {
+                let what = format!("subscription {:?}", sub.name);
+                sub.cron = Some(cron::normalize(cron, &what).map_err(UsageError)?);
+            }
+            None => {
+                for format in sub.formats() {
+                    if !report.formats.contains(&format) {
+                        report.formats.push(format);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Some(daemon::EmailJobs {
+        mailer,
+        subscriptions,
+        base_url: settings.config.report.base_url.clone(),
+    }))
+}
+
 /// Runs the command.
 pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
     let schedule = &settings.config.schedule;
@@ -91,6 +132,7 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
         Some(_) => Some(alerts_cmd::options(settings, &Default::default())?),
         None => None,
     };
+    let email = email_jobs(settings, &mut report)?;
     let cfg = daemon::DaemonConfig {
         sync_cron,
         report_cron,
@@ -113,6 +155,7 @@ pub async fn run(settings: &Settings, args: &DaemonArgs) -> Result<Exit> {
             || schedule
                 .sync_at_start
                 .unwrap_or_else(|| crate::schedule::health::last_success(&settings.db).is_none()),
+        email,
     };
     // The daemon's normal end is a signal, so it exits 0 on one.
     daemon::run(cfg, Shutdown::on_signals()?).await?;

@@ -17,6 +17,7 @@ pub(crate) mod daemon_cmd;
 #[cfg(feature = "sandbox")]
 pub(crate) mod demo_cmd;
 pub(crate) mod dest;
+pub(crate) mod email_cmd;
 pub(crate) mod export_cmd;
 pub(crate) mod forget_cmd;
 pub mod logging;
@@ -107,11 +108,9 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Project(args) => match args.action {
             ProjectAction::Create(create) => api_cmd::create_project(&settings, &create).await,
         },
-        Command::Report(args) => {
-            let settings = settings.clone();
-            tokio::task::spawn_blocking(move || report_cmd::run(&settings, &args)).await?
-        }
+        Command::Report(args) => report_cmd::run(&settings, &args).await,
         Command::Alerts(args) => alerts_cmd::run(&settings, &args).await,
+        Command::Email(args) => email_cmd::run(&settings, &args).await,
         Command::Daemon(args) => daemon_cmd::run(&settings, &args).await,
         Command::Export(args) => {
             let settings = settings.clone();

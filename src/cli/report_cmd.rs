@@ -1,8 +1,10 @@
 //! `orgledger report`: build reports from the mirror (offline).
 
-use crate::cli::Exit;
 use crate::cli::args::{ReportArgs, ReportFormat};
 use crate::cli::settings::Settings;
+use crate::cli::{Exit, UsageError};
+use crate::email::subscription::Outcome;
+use crate::email::{self, Mailer, RunView, Subscription};
 use crate::report::{self, Format, ReportOptions};
 use anyhow::Result;
 
@@ -78,10 +80,106 @@ fn memory_per_table() -> Result<usize> {
     }
 }
 
-/// Runs the command.
-pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
-    let opts = options(settings, args)?;
-    let outcome = crate::render::run(&opts).map_err(suggest_a_name)?;
+/// Runs the command: the reports, then with `--send` the subscription's messages.
+pub async fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
+    let mut opts = options(settings, args)?;
+    let send = match &args.send {
+        Some(name) => Some(prepare_send(settings, name, &mut opts)?),
+        None => None,
+    };
+    let view = tokio::task::spawn_blocking(move || -> Result<RunView> {
+        let outcome = crate::render::run(&opts).map_err(suggest_a_name)?;
+        print_outcome(&outcome)?;
+        Ok(RunView::of(&outcome))
+    })
+    .await??;
+    let Some((sub, mailer)) = send else {
+        return Ok(Exit::Ok);
+    };
+    let base_url = settings.config.report.base_url.as_deref();
+    let report = email::subscription::send(&settings.db, &view, &sub, &mailer, base_url).await?;
+    let mut all_sent = true;
+    for (to, outcome) in &report.recipients {
+        let line = match outcome {
+            Outcome::AlreadySent(at) => format!(
+                "{} as of {}: {to} was sent it at {at}; not sent again",
+                sub.name, view.as_of
+            ),
+            Outcome::AlreadyRefused(why) => {
+                format!(
+                    "{} as of {}: {to} was refused for good earlier ({why})",
+                    sub.name, view.as_of
+                )
+            }
+            Outcome::Tried(sent) => match &sent.failure {
+                None => format!(
+                    "{} as of {}: sent to {to} through {}",
+                    sub.name,
+                    view.as_of,
+                    mailer.describe()
+                ),
+                Some(failure) => {
+                    all_sent = false;
+                    let next = if failure.is_final() {
+                        "not retried"
+                    } else {
+                        "the next run for this date tries again"
+                    };
+                    format!(
+                        "{} as of {}: not sent to {to}: {failure} ({next})",
+                        sub.name, view.as_of
+                    )
+                }
+            },
+        };
+        crate::outln!("{line}");
+    }
+    Ok(if all_sent { Exit::Ok } else { Exit::Failure })
+}
+
+/// The subscription `name` and the mailer for `--send`, checked before the reports
+/// are built; the run writes what its attachments need.
+fn prepare_send(
+    settings: &Settings,
+    name: &str,
+    opts: &mut ReportOptions,
+) -> Result<(Subscription, Mailer)> {
+    let subscriptions = settings.subscriptions()?;
+    let Some(sub) = subscriptions.iter().find(|s| s.name == name).cloned() else {
+        let names: Vec<&str> = subscriptions.iter().map(|s| s.name.as_str()).collect();
+        let known = if names.is_empty() {
+            "the config file has no [[report.subscriptions]]".to_string()
+        } else {
+            format!("subscriptions: {}", names.join(", "))
+        };
+        return Err(UsageError(format!("--send {name:?}: no such subscription; {known}")).into());
+    };
+    check_attachable(opts, &sub)?;
+    let mailer = settings.require_mailer("report --send")?;
+    for format in sub.formats() {
+        if !opts.formats.contains(&format) {
+            opts.formats.push(format);
+        }
+    }
+    Ok((sub, mailer))
+}
+
+/// A subscription's attachments are read from the run's folder on this machine:
+/// refused when the reports go to an object store.
+pub fn check_attachable(opts: &ReportOptions, sub: &Subscription) -> Result<()> {
+    if opts.store.is_some() && !sub.attach.is_empty() {
+        return Err(UsageError(format!(
+            "subscription {:?}: its attachments are read from a local report folder, and the reports go to an \
+             object store; write them to a folder, or link them with [report] base_url and no attach",
+            sub.name
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The files written and where, as the command prints them.
+fn print_outcome(outcome: &crate::render::ReportOutcome) -> Result<()> {
     // What this run cost; `orgledger bench` reads it from its report children.
     tracing::debug!(
         peak_rss_mb = crate::cli::bench_cmd::peak_rss_mb(),
@@ -115,7 +213,7 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<Exit> {
     if let Some(published) = &outcome.published {
         crate::outln!("{published}");
     }
-    Ok(Exit::Ok)
+    Ok(())
 }
 
 /// An unknown report name, with the valid one it most likely meant.

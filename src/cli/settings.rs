@@ -1,11 +1,14 @@
 //! Resolving what a command runs with: flags first, then environment, then the
 //! config file, then defaults. Credentials are resolved here and only here.
 
+use crate::alerts::Retry;
 use crate::api::client::{ClientConfig, Credentials};
 use crate::api::secret::Secret;
 use crate::cli::UsageError;
 use crate::cli::args::{Cli, ConnArgs, PaceArgs};
 use crate::config::{Config, read_secret_file};
+use crate::email::smtp::{Login, Server};
+use crate::email::{EmailError, Mailer, MailerSettings, Subscription, message};
 use crate::file_mode::FileMode;
 use crate::report::Thresholds;
 use anyhow::Result;
@@ -18,6 +21,8 @@ pub const ENV_API_KEY: &str = "ORGLEDGER_API_KEY";
 pub const ENV_JWT: &str = "ORGLEDGER_JWT";
 /// Default mirror path.
 pub const DEFAULT_DB: &str = "orgledger.db";
+/// How long one step of the SMTP dialogue may take unless `[email] timeout_secs` says.
+pub const DEFAULT_SMTP_TIMEOUT_SECS: u64 = 30;
 
 /// Global settings shared by every command.
 #[derive(Debug, Clone)]
@@ -75,6 +80,87 @@ impl Settings {
             tracing::warn!("{note}");
         }
         Ok(thresholds)
+    }
+
+    /// The mailer of `[email]` (None without the section): the server checked,
+    /// the password read from its file (refused when others can read it).
+    pub fn mailer(&self) -> Result<Option<Mailer>> {
+        let Some(cfg) = &self.config.email else {
+            return Ok(None);
+        };
+        let server = Server::parse(&cfg.smtp_url)
+            .map_err(|why| UsageError(format!("config [email] smtp_url: {why}")))?;
+        let from = message::mailbox(&cfg.from, "config [email] from").map_err(usage)?;
+        let login = match (&cfg.username, &cfg.password_file) {
+            (Some(user), Some(file)) => Some(Login {
+                user: user.clone(),
+                password: read_secret_file(file)?,
+            }),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(UsageError(
+                    "config [email] username needs password_file: a file holding the password, chmod 600".into(),
+                )
+                .into());
+            }
+            (None, Some(_)) => {
+                return Err(UsageError(
+                    "config [email] password_file needs username: the login, most often the account's address".into(),
+                )
+                .into());
+            }
+        };
+        let roots = match &cfg.ca_file {
+            Some(file) => {
+                let pem = std::fs::read(file).map_err(|e| {
+                    UsageError(format!(
+                        "config [email] ca_file {}: {}",
+                        file.display(),
+                        crate::cause::io(&e)
+                    ))
+                })?;
+                Some((file.clone(), pem))
+            }
+            None => None,
+        };
+        let settings = MailerSettings {
+            server,
+            from,
+            login,
+            roots,
+            timeout: Duration::from_secs(
+                cfg.timeout_secs.unwrap_or(DEFAULT_SMTP_TIMEOUT_SECS).max(1),
+            ),
+            retry: Retry::default(),
+        };
+        Ok(Some(Mailer::new(settings).map_err(usage)?))
+    }
+
+    /// The mailer of `[email]`, which `what` needs.
+    pub fn require_mailer(&self, what: &str) -> Result<Mailer> {
+        self.mailer()?.ok_or_else(|| {
+            UsageError(format!(
+                "{what} needs the config file's [email] section: smtp_url, from, username and password_file (docs/email.md)"
+            ))
+            .into()
+        })
+    }
+
+    /// `[[report.subscriptions]]`, checked (names unique).
+    pub fn subscriptions(&self) -> Result<Vec<Subscription>> {
+        let mut out: Vec<Subscription> = Vec::new();
+        for entry in self.config.report.subscriptions.iter().flatten() {
+            let sub = Subscription::from_config(entry).map_err(usage)?;
+            if out.iter().any(|s| s.name == sub.name) {
+                return Err(UsageError(format!(
+                    "config [[report.subscriptions]]: two subscriptions are named {:?}; give each a name of its own",
+                    sub.name
+                ))
+                .into());
+            }
+            out.push(sub);
+        }
+        Ok(out)
     }
 
     /// Credentials from flags, environment or config files.
@@ -154,6 +240,14 @@ impl Settings {
             cfg.outage.limit = Duration::from_secs(secs);
         }
         Ok(cfg)
+    }
+}
+
+/// An e-mail setting that cannot be used is the user's to fix (exit 2).
+pub fn usage(e: EmailError) -> anyhow::Error {
+    match e {
+        EmailError::Setup(why) => UsageError(why).into(),
+        other => other.into(),
     }
 }
 

@@ -119,6 +119,26 @@ fn sections(conn: &Connection) -> Result<Vec<Section>, mirror::MirrorError> {
             rows: table::fetch(conn, crate::alerts::outbox::STATUS_SQL)?,
         },
         Section {
+            key: "email_alerts",
+            title: "alert e-mails (per recipient)",
+            text: Text::Table {
+                empty: "none",
+                note: None,
+                whole_last: true,
+            },
+            rows: table::fetch(conn, crate::alerts::outbox::MAIL_STATUS_SQL)?,
+        },
+        Section {
+            key: "email_subscriptions",
+            title: "report subscriptions (last as-of date, per recipient)",
+            text: Text::Table {
+                empty: "none sent",
+                note: None,
+                whole_last: true,
+            },
+            rows: table::fetch(conn, crate::email::sends::STATUS_SQL)?,
+        },
+        Section {
             key: "last_check_and_backup",
             title: "last check and backup",
             text: table("none yet"),

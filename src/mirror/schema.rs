@@ -143,6 +143,14 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("migrations/0012.sql"),
         fill: None,
     },
+    // The report subscriptions' record (`crate::email`): each recipient's message of
+    // each as-of date, so a report goes out once per date across restarts and runs.
+    Migration {
+        version: 13,
+        what: "email_sends: the report messages sent, per subscription, date and recipient",
+        sql: include_str!("migrations/0013.sql"),
+        fill: None,
+    },
 ];
 
 /// The schema version recorded in the mirror (0 for a new file), creating the
@@ -218,6 +226,7 @@ mod tests {
         "89aba690c247a00fe76429795466343af8db08468c6cea83b46d4def6e2d755c",
         "ea67787f3453385f9a00c4a31652682ea02dce3af404ee25a48f8bd733788a16",
         "079beed6eb3cb3eb6475b5f1ce1f32927b5d4baf1373388d4e3ca19b6e6c9ee4",
+        "8562ce01f0a7438f902668fb30c860d1abcb2390be468c84db7473dd27bbc449",
     ];
 
     #[test]

@@ -731,7 +731,15 @@ pub fn markdown() -> String {
          webhooks: id, type, created_at, body), `alert_deliveries` (one row per event and \
          webhook: the webhook's name and format, the body as sent in that format, status \
          pending/delivered/failed, attempts, last HTTP status, error excerpt). Neither the \
-         webhook secret nor a webhook's URL is stored.\n",
+         webhook secret nor a webhook's URL is stored. An e-mail recipient of alerts \
+         (docs/email.md) is a destination named `email:<address>`, format `email`, its body \
+         the event's JSON, `http_status` the SMTP reply code.\n",
+    );
+    out.push_str(
+        "\nE-mail (docs/email.md): `email_sends` (one row per report subscription, as-of date \
+         and recipient: status pending/delivered/failed/superseded, attempts, last attempt, SMTP \
+         reply code, error, when sent). Neither the SMTP password nor the messages are \
+         stored.\n",
     );
     for table in TABLES {
         out.push_str(&format!("\n## `{}`\n\n{}.\n\n", table.name, table.doc));

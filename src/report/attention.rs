@@ -87,6 +87,7 @@ pub struct Limit {
 pub struct Trial {
     pub trial_id: Option<i64>,
     pub user: String,
+    pub org_id: Option<i64>,
     pub org: String,
     /// `expiring` or `expired`.
     pub status: String,
@@ -109,6 +110,7 @@ impl Trial {
 pub struct Project {
     pub project_id: Option<i64>,
     pub project_name: String,
+    pub org_id: Option<i64>,
     pub org_name: String,
     pub used_ms: Option<f64>,
     pub left_ms: Option<f64>,
@@ -302,6 +304,7 @@ fn expiring_trials(df: &DataFrame, today: i64) -> Result<Vec<Trial>, ReportError
             Some(Trial {
                 trial_id: t.trial_id[r],
                 user: t.user_name[r].unwrap_or("?").to_string(),
+                org_id: t.organization_id[r],
                 org: t.organization_name[r].unwrap_or("?").to_string(),
                 status: s.to_string(),
                 expiration_date: t.expiration_date[r].map(str::to_string),
@@ -342,6 +345,7 @@ fn flagged(df: &DataFrame) -> Result<Vec<Project>, ReportError> {
         .map(|r| Project {
             project_id: t.project_id[r],
             project_name: t.project_name[r].unwrap_or("?").to_string(),
+            org_id: t.organization_id[r],
             org_name: t.organization_name[r].unwrap_or("").to_string(),
             used_ms: t.time_used_ms[r],
             left_ms: t.time_left_ms[r],

@@ -14,9 +14,13 @@
 //!
 //! With `listen`, `GET /metrics` and `GET /healthz` are served (`endpoint.rs`); with
 //! `export`, the mirror is exported to Parquet after each sync that stored data; with
-//! `backup`, it is backed up after each such sync (`backups.rs`).
+//! `backup`, it is backed up after each such sync (`backups.rs`). With `email`, the
+//! report subscriptions go out after each report job (or on their own schedule, a
+//! report run of their own taking its turn like the report job) and the alerts'
+//! e-mail digests after each evaluation.
 
 use crate::api::Client;
+use crate::email::{self, Mailer, RunView, Subscription};
 use crate::report::ReportOptions;
 use crate::schedule::health::Health;
 use crate::schedule::ticks::{Tick, Ticks, Turn};
@@ -57,6 +61,18 @@ pub struct DaemonConfig {
     pub alerts: Option<crate::alerts::AlertOptions>,
     /// Sync once at start, before the first tick.
     pub sync_at_start: bool,
+    /// E-mail (`[email]` configured).
+    pub email: Option<EmailJobs>,
+}
+
+/// What the daemon e-mails.
+#[derive(Debug, Clone)]
+pub struct EmailJobs {
+    pub mailer: Mailer,
+    /// Report subscriptions; those without a cron go out after each report job.
+    pub subscriptions: Vec<Subscription>,
+    /// `report.base_url`.
+    pub base_url: Option<String>,
 }
 
 /// Daemon failures (only at start-up; runs never stop the daemon). The cause is
@@ -89,6 +105,8 @@ struct Shared {
     busy: Mutex<()>,
     sync_ticks: Ticks,
     report_ticks: Ticks,
+    /// One per subscription (those with a cron of their own use theirs).
+    subscription_ticks: Vec<Ticks>,
     stop: Shutdown,
     /// Set when `/healthz` is served.
     health: Option<Arc<Health>>,
@@ -101,10 +119,12 @@ pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
         Some(addr) => Some(start_endpoint(&cfg, addr, stop.clone()).await?),
         None => None,
     };
+    let subscriptions = cfg.email.as_ref().map_or(0, |e| e.subscriptions.len());
     let shared = Arc::new(Shared {
         busy: Mutex::new(()),
         sync_ticks: Ticks::default(),
         report_ticks: Ticks::default(),
+        subscription_ticks: (0..subscriptions).map(|_| Ticks::default()).collect(),
         stop: stop.clone(),
         cfg,
         health,
@@ -134,6 +154,17 @@ pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
             },
         )?)
         .await?;
+    for (index, cron) in own_schedules(&shared.cfg) {
+        let s = shared.clone();
+        scheduler
+            .add(Job::new_async(cron.as_str(), move |_, _| {
+                let s = s.clone();
+                Box::pin(async move {
+                    subscription_tick(&s, index).await;
+                })
+            })?)
+            .await?;
+    }
     scheduler.start().await?;
     tracing::info!(
         sync = %shared.cfg.sync_cron,
@@ -157,6 +188,19 @@ pub async fn run(cfg: DaemonConfig, stop: Shutdown) -> Result<(), DaemonError> {
         Err(_) => tracing::warn!("a job did not finish within the grace period; exiting anyway"),
     }
     Ok(())
+}
+
+/// The subscriptions with a cron of their own: (index, six-field cron).
+fn own_schedules(cfg: &DaemonConfig) -> Vec<(usize, String)> {
+    let Some(email) = &cfg.email else {
+        return Vec::new();
+    };
+    email
+        .subscriptions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, sub)| sub.cron.clone().map(|c| (i, c)))
+        .collect()
 }
 
 /// When a job's schedule is next due, for the log.
@@ -376,8 +420,14 @@ async fn report_tick(s: &Shared) -> bool {
     match result {
         Ok(Ok(outcome)) => {
             tracing::info!(to = %outcome.location, files = outcome.files.len(), "reports written");
+            if let Some(jobs) = &s.cfg.email {
+                let view = RunView::of(&outcome);
+                for sub in jobs.subscriptions.iter().filter(|sub| sub.cron.is_none()) {
+                    send_subscription(&s.cfg, jobs, &view, sub).await;
+                }
+            }
             if let Some(alerts) = &s.cfg.alerts {
-                send_alerts(alerts, outcome).await;
+                send_alerts(&s.cfg, alerts, outcome).await;
             }
         }
         Ok(Err(e)) => tracing::error!(error = %e, "report failed; the next tick will try again"),
@@ -386,16 +436,27 @@ async fn report_tick(s: &Shared) -> bool {
     true
 }
 
-/// Alerts from the tables the report job just built (nothing is computed twice).
-async fn send_alerts(opts: &crate::alerts::AlertOptions, outcome: crate::render::ReportOutcome) {
+/// Alerts from the tables the report job just built (nothing is computed twice),
+/// then their e-mail digests.
+async fn send_alerts(
+    cfg: &DaemonConfig,
+    opts: &crate::alerts::AlertOptions,
+    outcome: crate::render::ReportOutcome,
+) {
     let mut opts = opts.clone();
     opts.as_of = outcome.as_of;
     match crate::alerts::run(&opts, Some(outcome.tables)).await {
         Ok(done) => {
-            let outbox = done.outbox.unwrap_or_default();
-            if done.outbox.is_some() {
-                metrics::alert_outbox_counts(&outbox);
+            let mut outbox = done.outbox;
+            if let (Some(route), Some(jobs), crate::alerts::Mode::Advanced) =
+                (&opts.mail, &cfg.email, done.mode)
+            {
+                mail_digests(&opts.db, &jobs.mailer, route.as_ref()).await;
+                outbox = outbox_counts(&opts.db).await.or(outbox);
             }
+            let outbox = outbox
+                .inspect(metrics::alert_outbox_counts)
+                .unwrap_or_default();
             tracing::info!(
                 new = done.events.len(),
                 delivered = outbox.delivered,
@@ -405,5 +466,86 @@ async fn send_alerts(opts: &crate::alerts::AlertOptions, outcome: crate::render:
             )
         }
         Err(e) => tracing::error!(error = %e, "alerts failed; the next report tick will try again"),
+    }
+}
+
+/// The alerts' pending e-mails, a digest per recipient.
+async fn mail_digests(db: &std::path::Path, mailer: &Mailer, route: &dyn crate::alerts::MailRoute) {
+    match email::digest::deliver(db, mailer, route).await {
+        Ok(tally) => metrics::emails(metrics::EmailKind::Alerts, &tally),
+        Err(e) => {
+            tracing::error!(error = %e, "alert e-mails failed; they stay pending for the next evaluation")
+        }
+    }
+}
+
+/// The outbox's deliveries by state (None when the mirror cannot be read: the
+/// gauges keep what they had).
+async fn outbox_counts(db: &std::path::Path) -> Option<crate::alerts::Counts> {
+    let db = db.to_path_buf();
+    let read = move || {
+        let conn = crate::mirror::open_ro(&db).ok()?;
+        crate::alerts::outbox::counts(&conn).ok()
+    };
+    tokio::task::spawn_blocking(read).await.ok().flatten()
+}
+
+/// One subscription's messages of a report run; a failure is logged and recorded,
+/// and the next run of the same date tries what is still pending.
+async fn send_subscription(
+    cfg: &DaemonConfig,
+    jobs: &EmailJobs,
+    view: &RunView,
+    sub: &Subscription,
+) {
+    let base_url = jobs.base_url.as_deref();
+    match email::subscription::send(&cfg.sync.db, view, sub, &jobs.mailer, base_url).await {
+        Ok(report) => metrics::emails(metrics::EmailKind::Report, &report.tally()),
+        Err(e) => tracing::error!(
+            subscription = sub.name.as_str(),
+            error = %e,
+            "report subscription failed; the next run of the same date tries again"
+        ),
+    }
+}
+
+/// A subscription's own tick: a report run (the daemon's report options, as of
+/// today, with what its attachments need), then its messages. It takes its turn
+/// like the report job.
+async fn subscription_tick(s: &Shared, index: usize) {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (Some(jobs), Some(ticks)) = (&s.cfg.email, s.subscription_ticks.get(index)) else {
+        return;
+    };
+    let Some(sub) = jobs.subscriptions.get(index) else {
+        return;
+    };
+    if s.stop.is_shutdown() {
+        return;
+    }
+    let Some((_turn, _guard)) = take_turn(s, ticks, "subscription").await else {
+        return;
+    };
+    let mut opts = s.cfg.report.clone();
+    opts.as_of = chrono::Utc::now().date_naive();
+    for format in sub.formats() {
+        if !opts.formats.contains(&format) {
+            opts.formats.push(format);
+        }
+    }
+    let started = std::time::Instant::now();
+    let built = tokio::task::spawn_blocking(move || {
+        crate::render::run(&opts).map(|outcome| RunView::of(&outcome))
+    })
+    .await;
+    metrics::report_finished(matches!(built, Ok(Ok(_))), started.elapsed());
+    match built {
+        Ok(Ok(view)) => send_subscription(&s.cfg, jobs, &view, sub).await,
+        Ok(Err(e)) => {
+            tracing::error!(subscription = sub.name.as_str(), error = %e, "the subscription's report failed; its next tick tries again")
+        }
+        Err(e) => {
+            tracing::error!(subscription = sub.name.as_str(), error = %e, "the subscription's report task failed; its next tick tries again")
+        }
     }
 }

@@ -34,6 +34,8 @@ const EXPORT_RUNS: &str = "orgledger_export_runs_total";
 /// Deliveries of the alerts outbox (one per event and webhook) per state (pending,
 /// delivered, failed).
 const ALERT_OUTBOX: &str = "orgledger_alert_outbox_events";
+/// Messages tried by the mail server's answer: alert digests and report messages.
+const EMAILS: &str = "orgledger_email_messages_total";
 
 /// The `status` of a sync that could not run at all (beside the runs' own statuses).
 const NOT_RUN: &str = "error";
@@ -44,6 +46,28 @@ const WHOLE_RUN: &str = "sync";
 const OUTCOMES: [&str; 2] = ["ok", "failed"];
 /// The states of the alerts outbox.
 const OUTBOX_STATES: [&str; 3] = ["pending", "delivered", "failed"];
+/// What an e-mail tried became: taken, still to send, refused for good (a 5xx).
+const EMAIL_OUTCOMES: [&str; 3] = ["sent", "pending", "refused"];
+
+/// What kind of message an e-mail was.
+#[derive(Debug, Clone, Copy)]
+pub enum EmailKind {
+    /// An alert digest.
+    Alerts,
+    /// A report subscription's message.
+    Report,
+}
+
+impl EmailKind {
+    const ALL: [EmailKind; 2] = [EmailKind::Alerts, EmailKind::Report];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            EmailKind::Alerts => "alerts",
+            EmailKind::Report => "report",
+        }
+    }
+}
 
 /// A sync takes seconds to many minutes.
 const SYNC_BUCKETS: &[f64] = &[
@@ -98,6 +122,11 @@ fn register_at_zero() {
         counter!(EXPORT_RUNS, "status" => outcome).absolute(0);
     }
     let _ = histogram!(REPORT_DURATION);
+    for kind in EmailKind::ALL {
+        for outcome in EMAIL_OUTCOMES {
+            counter!(EMAILS, "kind" => kind.as_str(), "status" => outcome).absolute(0);
+        }
+    }
 }
 
 /// The gauges at what the mirror says at the daemon's start: the time of its last
@@ -160,6 +189,10 @@ fn describe() {
     describe_gauge!(
         ALERT_OUTBOX,
         "Alert deliveries (one per event and webhook) in the outbox by state"
+    );
+    describe_counter!(
+        EMAILS,
+        "E-mails tried by kind (alerts, report) and outcome (sent, pending, refused)"
     );
     describe_gauge!(BUILD_INFO, "Always 1; the label says the version running");
     describe_gauge!(UP, "Always 1 while the daemon serves its metrics");
@@ -227,6 +260,14 @@ pub fn alert_outbox_counts(counts: &crate::alerts::Counts) {
     let values = [counts.pending, counts.delivered, counts.failed];
     for (state, n) in OUTBOX_STATES.into_iter().zip(values) {
         gauge!(ALERT_OUTBOX, "state" => state).set(n as f64);
+    }
+}
+
+/// Records the e-mails a run tried.
+pub fn emails(kind: EmailKind, tally: &crate::email::Tally) {
+    let values = [tally.sent, tally.pending, tally.failed];
+    for (outcome, n) in EMAIL_OUTCOMES.into_iter().zip(values) {
+        counter!(EMAILS, "kind" => kind.as_str(), "status" => outcome).increment(n);
     }
 }
 

@@ -514,27 +514,7 @@ async fn the_daemon_sends_alerts_after_its_report_job_and_never_logs_the_secret(
     let rx = Receiver::start(&[], None).await;
     let jsonl = dir.path().join("alerts.jsonl");
     let config = alerts_config(dir.path(), &rx.url, &jsonl);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
-        .args(["-v", "--config", config.to_str().expect("utf-8")])
-        .args(["--db", db.to_str().expect("utf-8"), "daemon"])
-        .args([
-            "--sync-cron",
-            "0 0 0 1 1 *",
-            "--report-cron",
-            "*/2 * * * * *",
-        ])
-        .args([
-            "--whitelabel-org",
-            &sb.info.whitelabel_organization_id.to_string(),
-        ])
-        .args(["--out", dir.path().join("r").to_str().expect("utf-8")])
-        .env("ORGLEDGER_BASE_URL", &sb.info.url)
-        .env("ORGLEDGER_JWT", &sb.info.jwt)
-        .env_remove("ORGLEDGER_API_KEY")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("daemon starts");
+    let mut child = report_daemon(&sb, &db, &config, &dir.path().join("r"));
     let started = std::time::Instant::now();
     while !rx
         .got()
@@ -547,14 +527,7 @@ async fn the_daemon_sends_alerts_after_its_report_job_and_never_logs_the_secret(
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let mut child = child;
-    let (code, _) = common::signal_and_wait(&mut child, "-TERM").await;
-    let mut stderr = String::new();
-    if let Some(mut pipe) = child.stderr.take() {
-        use std::io::Read;
-        let _ = pipe.read_to_string(&mut stderr);
-    }
-    assert_eq!(code, Some(0), "{stderr}");
+    let stderr = stop_daemon(&mut child).await;
     assert!(stderr.contains("alerts evaluated"), "{stderr}");
     assert_eq!(rx.bad_signatures(), 0);
     let key = SECRET.trim_start_matches("whsec_");
@@ -574,6 +547,49 @@ async fn the_daemon_sends_alerts_after_its_report_job_and_never_logs_the_secret(
     // `status` counts the outbox.
     let outbox = status_json(&db)["alert_outbox"].to_string();
     assert!(outbox.contains("delivered"), "{outbox}");
+}
+
+/// The daemon on the synced mirror `db` with `config`: no sync tick, a report job
+/// every two seconds into `out`, its log on a pipe.
+pub(crate) fn report_daemon(
+    sb: &SandboxHandle,
+    db: &Path,
+    config: &Path,
+    out: &Path,
+) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_orgledger"))
+        .args(["-v", "--config", config.to_str().expect("utf-8")])
+        .args(["--db", db.to_str().expect("utf-8"), "daemon"])
+        .args([
+            "--sync-cron",
+            "0 0 0 1 1 *",
+            "--report-cron",
+            "*/2 * * * * *",
+        ])
+        .args([
+            "--whitelabel-org",
+            &sb.info.whitelabel_organization_id.to_string(),
+        ])
+        .args(["--out", out.to_str().expect("utf-8")])
+        .env("ORGLEDGER_BASE_URL", &sb.info.url)
+        .env("ORGLEDGER_JWT", &sb.info.jwt)
+        .env_remove("ORGLEDGER_API_KEY")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("daemon starts")
+}
+
+/// Stops the daemon with SIGTERM; it must exit 0. Its log.
+pub(crate) async fn stop_daemon(child: &mut std::process::Child) -> String {
+    let (code, _) = common::signal_and_wait(child, "-TERM").await;
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        use std::io::Read;
+        let _ = pipe.read_to_string(&mut stderr);
+    }
+    assert_eq!(code, Some(0), "{stderr}");
+    stderr
 }
 
 /// `orgledger status --format json` of the mirror `db`.

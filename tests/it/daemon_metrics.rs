@@ -52,7 +52,7 @@ impl Log {
 }
 
 /// The value of one sample line (`name{labels} value`), if present.
-fn sample(metrics: &str, series: &str) -> Option<f64> {
+pub(crate) fn sample(metrics: &str, series: &str) -> Option<f64> {
     metrics
         .lines()
         .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
@@ -60,7 +60,7 @@ fn sample(metrics: &str, series: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
-async fn get(url: &str) -> (u16, String) {
+pub(crate) async fn get(url: &str) -> (u16, String) {
     match common::http().get(url).send().await {
         Ok(r) => {
             let status = r.status().as_u16();
@@ -130,6 +130,14 @@ fn start_values() -> Vec<(String, f64)> {
     for (name, label, values) in labelled {
         for value in values {
             series.push((format!("{name}{{{label}=\"{value}\"}}"), 0.0));
+        }
+    }
+    for kind in ["alerts", "report"] {
+        for status in ["sent", "pending", "refused"] {
+            series.push((
+                format!("orgledger_email_messages_total{{kind=\"{kind}\",status=\"{status}\"}}"),
+                0.0,
+            ));
         }
     }
     series

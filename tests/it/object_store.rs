@@ -22,7 +22,7 @@ pub(crate) fn installed(tool: PathBuf, ready: bool, what: &str) -> Option<PathBu
             std::env::var_os("CI").is_none(),
             "CI is set but {what} is missing (.ci/setup installs it)"
         );
-        eprintln!("note: no {what} in ~/.cache/orgledger; skipping the object-store test");
+        eprintln!("note: no {what} (.ci/setup installs it); skipping the test");
         return None;
     }
     Some(tool)
@@ -30,16 +30,25 @@ pub(crate) fn installed(tool: PathBuf, ready: bool, what: &str) -> Option<PathBu
 
 /// The venv's Python with moto, DuckDB and s3fs, or None (with a note).
 fn python() -> Option<PathBuf> {
+    venv_python("s3-venv", "moto.server, duckdb, s3fs", "moto/duckdb venv")
+}
+
+/// The Python of `~/.cache/orgledger/<venv>` when it can import `modules`, or None
+/// (with a note naming `what`).
+pub(crate) fn venv_python(venv: &str, modules: &str, what: &str) -> Option<PathBuf> {
     let home = std::env::var_os("HOME")?;
-    let py = PathBuf::from(home).join(".cache/orgledger/s3-venv/bin/python");
+    let py = PathBuf::from(home)
+        .join(".cache/orgledger")
+        .join(venv)
+        .join("bin/python");
     let ready = py.is_file()
         && Command::new(&py)
-            .args(["-c", "import moto.server, duckdb, s3fs"])
+            .args(["-c", &format!("import {modules}")])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
-    installed(py, ready, "moto/duckdb venv")
+    installed(py, ready, what)
 }
 
 /// A free loopback port (another process may take it before the emulator binds it;

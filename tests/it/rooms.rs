@@ -21,23 +21,27 @@ const FLOORS: &[(&str, u8)] = &[
     ("config", 5),
     ("alerts", 6),
     ("render", 7),
-    ("schedule", 8),
-    ("cli", 9),
+    ("email", 8),
+    ("schedule", 9),
+    ("cli", 10),
 ];
 
 /// Tables that belong to a room other than the mirror, which creates every table
 /// (its migrations) and describes them (its table specs): only the owner's SQL names
 /// them. The mirror's own tables are the data every room above reads.
-const OWNED_TABLES: &[(&str, &[&str])] = &[(
-    "alerts",
-    &[
-        "alert_state",
-        "alert_runs",
-        "alert_outbox",
-        "alert_deliveries",
-        "alert_events",
-    ],
-)];
+const OWNED_TABLES: &[(&str, &[&str])] = &[
+    (
+        "alerts",
+        &[
+            "alert_state",
+            "alert_runs",
+            "alert_outbox",
+            "alert_deliveries",
+            "alert_events",
+        ],
+    ),
+    ("email", &["email_sends"]),
+];
 
 /// Names after `crate::` that are not rooms: the `out!`/`outln!` macros and the
 /// sandbox crate's re-export.

@@ -104,6 +104,15 @@ fn bookkeeping(conn: &Connection, present: &BTreeSet<String>) {
         .expect("alert rows");
         outbox_rows(conn);
     }
+    if present.contains("email_sends") {
+        conn.execute(
+            "INSERT INTO email_sends (subscription, as_of, recipient, status, attempts, \
+             last_attempt_at, smtp_code, sent_at) VALUES ('weekly', '2026-05-02', \
+             'finance@example.com', 'delivered', 1, ?1, 250, ?1)",
+            [RUNS[1].1],
+        )
+        .expect("e-mail record");
+    }
     if present.contains("maintenance_runs") {
         conn.execute(
             "INSERT INTO maintenance_runs (kind, at, outcome) VALUES ('check', ?1, 'sound')",

@@ -7,7 +7,7 @@
 
 mod changes;
 mod charts;
-mod data;
+pub(crate) mod data;
 pub(crate) mod org;
 mod page;
 pub(crate) mod tables;
