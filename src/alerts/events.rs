@@ -5,7 +5,7 @@
 use crate::alerts::{Kind, Rules};
 use crate::calendar::{day_of, parse_day};
 use crate::report::ReportError;
-use crate::report::attention::{EXHAUSTION_HORIZON_YEARS, exhaustion_within_horizon};
+use crate::report::attention::RunsOut;
 use crate::report::entitlements::Entitlements;
 use crate::report::trials::Trials;
 use crate::report::units::metric_label;
@@ -44,9 +44,22 @@ impl Event {
     pub fn figures(&self) -> Vec<(&'static str, String)> {
         let fields = Kind::parse(&self.kind).map_or(&[][..], key_fields);
         let unit = self.data["unit"].as_str().unwrap_or("");
+        let as_of = self.data["as_of"]
+            .as_str()
+            .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
         std::iter::once(("As of", "as_of"))
             .chain(fields.iter().copied())
-            .filter_map(|(label, field)| Some((label, figure(field, &self.data[field], unit)?)))
+            .filter_map(|(label, field)| {
+                let value = &self.data[field];
+                let shown = match (field, value.as_str(), as_of) {
+                    // A date as the page says it: past the horizon, no date at all.
+                    ("projected_exhaustion", Some(date), Some(as_of)) => {
+                        Some(RunsOut::of(date, as_of).text())
+                    }
+                    _ => figure(field, value, unit),
+                };
+                Some((label, shown?))
+            })
             .collect()
     }
 }
@@ -145,12 +158,8 @@ pub(crate) fn entitlements(
                 t.limit_human[r].unwrap_or("?"),
             );
             let exhaustion = t.projected_exhaustion[r];
-            match exhaustion.map(|date| exhaustion_within_horizon(date, as_of)) {
-                Some(Some(date)) => text.push_str(&format!("; limit reached around {date}")),
-                Some(None) => text.push_str(&format!(
-                    "; limit not reached within {EXHAUSTION_HORIZON_YEARS} years"
-                )),
-                None => {}
+            if let Some(date) = exhaustion {
+                text.push_str(&format!("; {}", RunsOut::of(date, as_of).clause()));
             }
             if !complete {
                 text.push_str(&format!("; incomplete data (missing: {missing})"));
@@ -568,5 +577,30 @@ mod tests {
         let near = with("compute_seconds", "2027-03-01");
         assert!(near.contains("of its compute time entitlement"), "{near}");
         assert!(near.contains("limit reached around 2027-03-01"), "{near}");
+    }
+
+    #[test]
+    fn a_message_s_figures_say_a_far_exhaustion_as_the_text_does_and_the_data_keeps_the_date() {
+        let day = NaiveDate::from_ymd_opt(2026, 11, 26).expect("date");
+        let event = |exhaustion: &str| {
+            let frame = row(vec![
+                Column::new("metric".into(), ["storage_bytes"]),
+                Column::new("pct_used".into(), [90.0]),
+                Column::new("projected_exhaustion".into(), [exhaustion]),
+            ]);
+            let observed = entitlements(&frame, &[80.0], day).expect("read").remove(0);
+            observed.into_event(Kind::EntitlementThreshold, "id".into(), "now")
+        };
+        let shown = |e: &Event| {
+            e.figures()
+                .into_iter()
+                .find(|(label, _)| *label == "Limit reached around")
+                .map(|(_, v)| v)
+        };
+        let far = event("3254-06-22");
+        assert_eq!(shown(&far).as_deref(), Some("not within 10 years"));
+        assert_eq!(far.data["projected_exhaustion"], "3254-06-22");
+        let near = event("2027-03-01");
+        assert_eq!(shown(&near).as_deref(), Some("2027-03-01"));
     }
 }

@@ -228,17 +228,67 @@ impl Attention {
     }
 }
 
-/// A projected exhaustion date as a person reads it: the date, or "not within 10
-/// years" when it is further out than that from T.
-pub fn exhaustion_text(date: &str, as_of: NaiveDate) -> String {
-    match exhaustion_within_horizon(date, as_of) {
-        Some(date) => date.to_string(),
-        None => format!("not within {EXHAUSTION_HORIZON_YEARS} years"),
+/// A projected exhaustion date as a person reads it: the one rule the page, the
+/// organization pages, the workbook's display cells, the summary, the alerts and
+/// the e-mails take their words from. A date further out than
+/// [`EXHAUSTION_HORIZON_YEARS`] from T is a tiny rate, not a date anyone plans by;
+/// the files keep the exact date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsOut<'a> {
+    /// Within the horizon: the date.
+    On(&'a str),
+    /// Further out.
+    NotWithinHorizon,
+}
+
+impl<'a> RunsOut<'a> {
+    /// The projection `date` (`YYYY-MM-DD`) as of T.
+    pub fn of(date: &'a str, as_of: NaiveDate) -> RunsOut<'a> {
+        match exhaustion_within_horizon(date, as_of) {
+            Some(date) => RunsOut::On(date),
+            None => RunsOut::NotWithinHorizon,
+        }
+    }
+
+    /// A table cell: the date, or "not within 10 years".
+    pub fn text(&self) -> String {
+        match self {
+            RunsOut::On(date) => date.to_string(),
+            RunsOut::NotWithinHorizon => beyond_horizon(),
+        }
+    }
+
+    /// Under a "limit reached" heading: "around 2027-03-01", or "not within 10
+    /// years".
+    pub fn when(&self) -> String {
+        match self {
+            RunsOut::On(date) => format!("around {date}"),
+            RunsOut::NotWithinHorizon => beyond_horizon(),
+        }
+    }
+
+    /// A clause after a limit's figures: "limit reached around 2027-03-01 at the
+    /// recent rate", or "limit not reached within 10 years at the recent rate".
+    pub fn clause(&self) -> String {
+        match self {
+            RunsOut::On(_) => format!("limit reached {} at the recent rate", self.when()),
+            RunsOut::NotWithinHorizon => format!(
+                "limit not reached within {EXHAUSTION_HORIZON_YEARS} years at the recent rate"
+            ),
+        }
     }
 }
 
-/// The date, when it falls within [`EXHAUSTION_HORIZON_YEARS`] of T: the one rule
-/// for the page, the files and the alerts.
+fn beyond_horizon() -> String {
+    format!("not within {EXHAUSTION_HORIZON_YEARS} years")
+}
+
+/// A projected exhaustion date as a person reads it ([`RunsOut::text`]).
+pub fn exhaustion_text(date: &str, as_of: NaiveDate) -> String {
+    RunsOut::of(date, as_of).text()
+}
+
+/// The date, when it falls within [`EXHAUSTION_HORIZON_YEARS`] of T.
 pub fn exhaustion_within_horizon(date: &str, as_of: NaiveDate) -> Option<&str> {
     let horizon = as_of
         .checked_add_months(chrono::Months::new(12 * EXHAUSTION_HORIZON_YEARS))
@@ -442,5 +492,13 @@ mod tests {
         assert_eq!(exhaustion_text("2036-03-20", t), "2036-03-20");
         assert_eq!(exhaustion_text("2036-03-21", t), "not within 10 years");
         assert_eq!(exhaustion_text("2381-03-20", t), "not within 10 years");
+        assert_eq!(
+            RunsOut::of("2030-01-01", t).clause(),
+            "limit reached around 2030-01-01 at the recent rate"
+        );
+        assert_eq!(
+            RunsOut::of("3254-06-22", t).clause(),
+            "limit not reached within 10 years at the recent rate"
+        );
     }
 }

@@ -5,8 +5,8 @@
 use super::cells::{self, Unit, row_unit};
 use super::formats::Formats;
 use crate::report::attention::{
-    Attention, Incomplete, LIMIT_TABLE, Limit, PROJECT_TABLE, Project, TRIAL_TABLE, Trial,
-    exhaustion_within_horizon, named,
+    Attention, Incomplete, LIMIT_TABLE, Limit, PROJECT_TABLE, Project, RunsOut, TRIAL_TABLE, Trial,
+    named,
 };
 use crate::report::units::metric_label;
 use chrono::NaiveDate;
@@ -81,12 +81,13 @@ impl Writer<'_> {
         self.heading(LIMIT_TABLE)?;
         for l in limits {
             let unit = row_unit(Some(&l.unit));
-            let runs_out = l.projected_exhaustion.as_deref().map(|d| {
-                exhaustion_within_horizon(d, as_of).map_or_else(
-                    || Cell::Owned(crate::report::attention::exhaustion_text(d, as_of)),
-                    |d| Cell::Day(Some(d)),
-                )
-            });
+            let runs_out = l
+                .projected_exhaustion
+                .as_deref()
+                .map(|d| match RunsOut::of(d, as_of) {
+                    RunsOut::On(day) => Cell::Day(Some(day)),
+                    beyond => Cell::Owned(beyond.text()),
+                });
             self.row_of(
                 l.status.as_str(),
                 vec![
