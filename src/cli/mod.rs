@@ -73,15 +73,40 @@ pub struct UsageError(pub String);
 impl Exit {
     /// The status for an error that ended a command.
     pub fn of_error(e: &anyhow::Error) -> Exit {
-        let unknown_report = e
-            .downcast_ref::<crate::report::ReportError>()
-            .is_some_and(|r| matches!(r, crate::report::ReportError::UnknownReport { .. }));
-        if e.downcast_ref::<UsageError>().is_some() || unknown_report {
+        if is_usage(e) {
             Exit::Usage
         } else {
             Exit::Failure
         }
     }
+}
+
+/// Whether the command line is what has to change (README: exit code 2): a usage
+/// error, an unknown report, an as-of date before the mirror's first sync or in the
+/// future, a `--config` file that does not exist.
+fn is_usage(e: &anyhow::Error) -> bool {
+    use crate::report::ReportError;
+    let report = e.downcast_ref::<ReportError>().or_else(|| {
+        match e.downcast_ref::<crate::alerts::AlertError>() {
+            Some(crate::alerts::AlertError::Report(r)) => Some(r),
+            _ => None,
+        }
+    });
+    let coverage = match report {
+        Some(ReportError::UnknownReport { .. }) => return true,
+        Some(ReportError::Coverage(c)) => Some(c),
+        _ => match e.downcast_ref::<crate::export::ExportError>() {
+            Some(crate::export::ExportError::Coverage(c)) => Some(c),
+            _ => e.downcast_ref::<crate::mirror::coverage::CoverageError>(),
+        },
+    };
+    let no_config = matches!(
+        e.downcast_ref::<crate::config::ConfigError>(),
+        Some(crate::config::ConfigError::Read(_, io)) if io.kind() == std::io::ErrorKind::NotFound
+    );
+    e.downcast_ref::<UsageError>().is_some()
+        || no_config
+        || coverage.is_some_and(crate::mirror::coverage::CoverageError::is_usage)
 }
 
 /// Runs the parsed command.

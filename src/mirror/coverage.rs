@@ -75,6 +75,17 @@ pub fn first_day(conn: &Connection) -> rusqlite::Result<Option<NaiveDate>> {
     Ok(days(conn)?.map(|(first, _)| first))
 }
 
+impl CoverageError {
+    /// Whether the command line asked for the date (a usage error, exit 2): one
+    /// before the first sync or in the future, not a mirror without a sync.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            CoverageError::BeforeFirstSync { .. } | CoverageError::FutureAsOf { .. }
+        )
+    }
+}
+
 /// Checks `as_of` against the finished sync runs of the mirror; `today` is the
 /// current UTC date.
 pub fn check(

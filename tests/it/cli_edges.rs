@@ -76,21 +76,21 @@ async fn every_date_taking_command_refuses_impossible_dates_with_the_same_words(
     ] {
         let report = error_line(
             orgledger(&db).args(["report", "--out", out, "--as-of", day]),
-            1,
+            USAGE,
         );
         let query = error_line(
             orgledger(&db).args(["query", "SELECT 1", "--as-of", day]),
-            1,
+            USAGE,
         );
         let changes = error_line(
             orgledger(&db).args(["changes", "--since", "run:1", "--until", day]),
-            1,
+            USAGE,
         );
-        for line in [&report, &query, &changes] {
+        let alerts = error_line(orgledger(&db).args(["alerts", "--as-of", day]), USAGE);
+        for line in [&report, &query, &changes, &alerts] {
             assert!(line.contains(words), "{line}");
+            assert_eq!(reason(line), reason(&report));
         }
-        assert_eq!(reason(&query), reason(&report));
-        assert_eq!(reason(&changes), reason(&report));
     }
     // A window that starts before the first sync reads from the mirror's start.
     let early = orgledger(&db)

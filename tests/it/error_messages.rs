@@ -103,7 +103,8 @@ fn a_report_folder_that_cannot_be_written_names_the_folder_and_its_cause_once() 
 }
 
 #[test]
-fn a_config_file_with_a_syntax_error_or_an_unknown_key_says_where_and_to_fix_it() {
+fn a_config_file_with_a_syntax_error_or_an_unknown_key_says_where_and_to_fix_it_and_a_missing_one_is_a_usage_error()
+ {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("mirror.db");
     let broken = dir.path().join("broken.toml");
@@ -124,9 +125,16 @@ fn a_config_file_with_a_syntax_error_or_an_unknown_key_says_where_and_to_fix_it(
     assert!(line.contains("fix it"), "{line}");
 
     let missing = dir.path().join("missing.toml");
-    let line =
-        error_line(orgledger(&db).args(["--config", missing.to_str().expect("utf-8"), "status"]));
+    let mut cmd = orgledger(&db);
+    cmd.args(["--config", missing.to_str().expect("utf-8"), "status"]);
+    let line = error_line(&mut cmd);
     assert_good(&line, "check the --config path");
+    // A --config path that names no file is the command line's mistake (exit 2); a
+    // file that is there but wrong is not.
+    assert_eq!(cmd.output().expect("runs").status.code(), Some(2), "{line}");
+    let mut typo_cmd = orgledger(&db);
+    typo_cmd.args(["--config", typo.to_str().expect("utf-8"), "status"]);
+    assert_eq!(typo_cmd.output().expect("runs").status.code(), Some(1));
 }
 
 #[test]

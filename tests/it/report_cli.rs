@@ -29,7 +29,7 @@ fn utf8(path: &Path) -> &str {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn report_as_of_before_the_first_sync_exits_1_naming_the_first_day() {
+async fn report_as_of_before_the_first_sync_or_in_the_future_exits_2_naming_the_first_day() {
     let sb = common::sandbox(Profile::Tiny).await;
     let (dir, db) = common::scratch();
     sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
@@ -59,7 +59,7 @@ async fn report_as_of_before_the_first_sync_exits_1_naming_the_first_day() {
 
     let before = report("2020-01-01");
     let stderr = String::from_utf8_lossy(&before.stderr);
-    assert_eq!(before.status.code(), Some(1), "{stderr}");
+    assert_eq!(before.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(&format!("holds data from {first} on")),
         "{stderr}"
@@ -72,7 +72,7 @@ async fn report_as_of_before_the_first_sync_exits_1_naming_the_first_day() {
 
     let future = report("2999-01-01");
     let stderr = String::from_utf8_lossy(&future.stderr);
-    assert_eq!(future.status.code(), Some(1), "{stderr}");
+    assert_eq!(future.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("in the future"), "{stderr}");
     assert!(!out.join("2999-01-01").exists());
 
