@@ -111,6 +111,32 @@ pub fn parse_timestamp(b: &[u8]) -> Option<(i64, i64)> {
     Some((day, ((h * 60 + m) * 60 + s) * 1_000_000_000 + nanos))
 }
 
+/// How much of a moment a person reads: its day, or its day and time to the minute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    Day,
+    Minute,
+}
+
+/// A mirror day (`YYYY-MM-DD`) or UTC timestamp as a person reads it: the day, or
+/// with [`Shown::Minute`] a timestamp's day and time with its zone (`2026-11-15
+/// 12:00 UTC`); None for any other text. The one form of a date or time on the
+/// pages and in the workbook's text; the files keep the exact text.
+pub fn for_a_person(text: &str, shown: Shown) -> Option<String> {
+    if text.len() == 10 {
+        return parse_day(text).and_then(day_text);
+    }
+    let (day, nanos) = parse_timestamp(text.as_bytes())?;
+    let day_text = day_text(day)?;
+    Some(match shown {
+        Shown::Day => day_text,
+        Shown::Minute => {
+            let minutes = nanos / 60_000_000_000;
+            format!("{day_text} {:02}:{:02} UTC", minutes / 60, minutes % 60)
+        }
+    })
+}
+
 /// Days in `month` of `year` (proleptic Gregorian), None for no such month.
 fn month_length(year: u32, month: u32) -> Option<u32> {
     let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
@@ -194,6 +220,39 @@ mod tests {
             "2026-11-27T06:00:00.Z",
         ] {
             assert_eq!(parse_timestamp(bad.as_bytes()), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_person_reads_a_day_or_a_day_and_time_in_utc_and_nothing_else_is_taken_for_one() {
+        let minute = |t| for_a_person(t, Shown::Minute);
+        let day = |t| for_a_person(t, Shown::Day);
+        assert_eq!(
+            minute("2026-11-15T12:00:00.000Z").as_deref(),
+            Some("2026-11-15 12:00 UTC")
+        );
+        assert_eq!(
+            minute("2026-11-15T23:59:59.999Z").as_deref(),
+            Some("2026-11-15 23:59 UTC")
+        );
+        assert_eq!(
+            minute("2026-11-15T00:07:00Z").as_deref(),
+            Some("2026-11-15 00:07 UTC")
+        );
+        assert_eq!(
+            day("2026-11-15T12:00:00.000Z").as_deref(),
+            Some("2026-11-15")
+        );
+        assert_eq!(minute("2026-11-15").as_deref(), Some("2026-11-15"));
+        for other in [
+            "2026-11-31",
+            "2026-11-15T12:00:00+01:00",
+            "20261115",
+            "member",
+            "",
+            "1000000",
+        ] {
+            assert_eq!(minute(other), None, "{other}");
         }
     }
 

@@ -154,6 +154,39 @@ fn custom_sql_reports_and_shipped_reports_defined_by_the_build_alone() {
 }
 
 #[test]
+fn a_custom_report_s_rows_are_a_table_on_the_page_with_their_count_and_times_read_by_day() {
+    let mut m = TestMirror::new();
+    small_world(&mut m);
+    write_query(
+        &m,
+        "custom/org_list.sql",
+        "SELECT id, name, '2025-03-30T17:45:00.000Z' AS seen FROM organizations ORDER BY id;\n",
+    );
+    m.close();
+    let mut opts = m.options("2025-03-31", &[]);
+    opts.formats = vec![crate::report::Format::Csv, crate::report::Format::Html];
+    let out = run(&opts).expect("run");
+    let page = std::fs::read_to_string(out.dir.join("index.html")).expect("index.html");
+    let start = page
+        .find("<h3>org_list</h3>")
+        .expect("the custom report's own heading");
+    let table = &page[start..];
+    let table = &table[..table.find("</table>").expect("its table")];
+    assert!(
+        table.contains("2 rows; also in <a href=\"org_list.csv\">"),
+        "{table}"
+    );
+    assert!(table.contains("data-report=\"org_list\""), "{table}");
+    for name in ["Org Ten", "Org Two"] {
+        assert!(table.contains(&format!("<td>{name}</td>")), "{table}");
+    }
+    assert!(
+        table.contains("title=\"2025-03-30T17:45:00.000Z\">2025-03-30</time>"),
+        "{table}"
+    );
+}
+
+#[test]
 fn redact_pii_leaves_no_email_or_person_name() {
     let mut m = TestMirror::new();
     small_world(&mut m);

@@ -2,9 +2,7 @@
 //! legends are plotters'), then given a `<title>`, a `<desc>` and `role="img"` so a
 //! screen reader has a text alternative.
 
-use super::data::{
-    TRIAL_NAME, Trend, TrendSeries, Trials, USAGE_NAME, Usage, WHOLE, day_label, trial_label,
-};
+use super::data::{LABEL, Trend, TrendSeries, Trials, Usage, WHOLE, day_label, trial_label};
 use crate::report::ReportError;
 use crate::report::status::Status;
 use crate::report::units::hours;
@@ -167,6 +165,18 @@ impl Legend {
     }
 }
 
+/// Width of a label at the bar charts' label size, estimated (no font metrics in
+/// an SVG string): a little over the average of sans-serif faces at 13 px.
+const LABEL_CHAR_PX: u32 = 7;
+
+/// The width of a bar chart's label area: room for its longest label (at most
+/// [`LABEL`] characters), never under 120 px.
+fn label_area(labels: &[String]) -> u32 {
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let longest = u32::try_from(longest.min(LABEL)).unwrap_or(0);
+    (longest * LABEL_CHAR_PX + 20).max(120)
+}
+
 /// A percentage as a person writes it: no decimals when whole.
 fn pct_label(p: f64) -> String {
     if p.fract() == 0.0 {
@@ -299,8 +309,9 @@ pub fn usage(u: &Usage, warning_pct: f64, exceeded_pct: f64) -> Result<String, R
     };
     let height = legend.height() + 80 + 24 * n.max(1) as u32;
     let rows = Rows { n };
-    let labels: Vec<String> = u.bars.iter().map(|b| b.label(USAGE_NAME)).collect();
+    let labels: Vec<String> = u.bars.iter().map(|b| b.label(LABEL)).collect();
     let tips = Tooltips::new(&labels, u.bars.iter().map(|b| b.label(WHOLE)));
+    let label_area = label_area(&labels);
     let drawn = svg("chart-usage", (WIDTH, height), title, &desc, |root| {
         root.fill(&WHITE)?;
         let (top, body) = root.split_vertically(legend.height());
@@ -310,7 +321,7 @@ pub fn usage(u: &Usage, warning_pct: f64, exceeded_pct: f64) -> Result<String, R
             // Room for the last x label, centred on the axis' end.
             .margin_right(30)
             .x_label_area_size(44)
-            .y_label_area_size(300)
+            .y_label_area_size(label_area)
             .build_cartesian_2d(0f64..max, rows.axis())?;
         chart
             .configure_mesh()
@@ -429,11 +440,12 @@ pub fn trend(t: &Trend, index: usize) -> Result<String, ReportError> {
     })
 }
 
-/// The x label of period `i`: days without the year, months without the day.
+/// The x label of period `i`: days and weeks without the year (the title says
+/// which 30 days or 13 weeks), months without the day.
 fn period_label(t: &Trend, i: usize) -> String {
     let s = t.starts.get(i).map(String::as_str).unwrap_or("");
     match t.period {
-        "day" => s.get(5..).unwrap_or(s).to_string(),
+        "day" | "week" => s.get(5..).unwrap_or(s).to_string(),
         "month" => s.get(..7).unwrap_or(s).to_string(),
         _ => s.to_string(),
     }
@@ -482,6 +494,8 @@ fn whitelabel_bars(area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>, t
             (FONT, 15),
         )
         .margin(10)
+        // Room for the last x label, centred on the last bar.
+        .margin_right(24)
         .x_label_area_size(48)
         .y_label_area_size(56)
         .build_cartesian_2d(Centers::new(n as f64, centers), 0f64..nice_top(top))?;
@@ -524,6 +538,8 @@ fn user_lines(
             (FONT, 15),
         )
         .margin(10)
+        // Room for the last x label, centred on the axis' end.
+        .margin_right(30)
         .x_label_area_size(48)
         .y_label_area_size(56)
         .build_cartesian_2d(0..last, 0f64..nice_top(top))?;
@@ -583,8 +599,9 @@ pub fn trials(t: &Trials, today: i64) -> Result<String, ReportError> {
     };
     let height = legend.height() + 80 + 24 * n.max(1) as u32;
     let rows = Rows { n };
-    let labels: Vec<String> = t.bars.iter().map(|b| trial_label(b, TRIAL_NAME)).collect();
+    let labels: Vec<String> = t.bars.iter().map(|b| trial_label(b, LABEL)).collect();
     let tips = Tooltips::new(&labels, t.bars.iter().map(|b| trial_label(b, WHOLE)));
+    let label_area = label_area(&labels);
     let drawn = svg("chart-trials", (WIDTH, height), title, &desc, |root| {
         root.fill(&WHITE)?;
         let (top, body) = root.split_vertically(legend.height());
@@ -594,7 +611,7 @@ pub fn trials(t: &Trials, today: i64) -> Result<String, ReportError> {
             // Room for the last x label, centred on the axis' end.
             .margin_right(30)
             .x_label_area_size(44)
-            .y_label_area_size(300)
+            .y_label_area_size(label_area)
             .build_cartesian_2d(lo..hi, rows.axis())?;
         chart
             .configure_mesh()

@@ -36,21 +36,20 @@ pub struct UsageBar {
     pub pct: f64,
 }
 
-/// How many characters of an organization's name a usage bar's label shows.
-pub const USAGE_NAME: usize = 30;
-/// How many characters of a user's and an organization's name a trial's label shows.
-pub const TRIAL_NAME: usize = 22;
+/// At most this many characters of a bar's label (a usage bar's, a trial's): the
+/// names of the demo world and of most real ones whole, the label area of the
+/// chart no wider than two fifths of it.
+pub const LABEL: usize = 64;
 /// A label with every name whole (the tooltip of a cut one).
 pub const WHOLE: usize = usize::MAX;
 
 impl UsageBar {
-    /// The label with the organization's name cut to `max` characters.
+    /// The label, within `max` characters: the organization's name cut to fit,
+    /// the metric whole.
     pub fn label(&self, max: usize) -> String {
-        format!(
-            "{} · {}",
-            shorten(&self.row.org_name, max),
-            metric_label(&self.row.metric)
-        )
+        let metric = metric_label(&self.row.metric);
+        let room = max.saturating_sub(metric.chars().count() + 3);
+        format!("{} · {metric}", shorten(&self.row.org_name, room))
     }
 
     pub fn source(&self) -> Source {
@@ -106,14 +105,11 @@ pub fn trend_sources<'a>(
     })
 }
 
-/// A trial's bar on the timeline, names cut to `max` characters.
+/// A trial's bar on the timeline, `#id user (organization)`, cut to `max`
+/// characters.
 pub fn trial_label(t: &Trial, max: usize) -> String {
-    format!(
-        "#{} {} ({})",
-        opt_int(t.trial_id),
-        shorten(&t.user, max),
-        shorten(&t.org, max)
-    )
+    let whole = format!("#{} {} ({})", opt_int(t.trial_id), t.user, t.org);
+    shorten(&whole, max)
 }
 
 /// The date a trial's bar ends on, as the CSV has it.

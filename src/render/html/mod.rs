@@ -8,6 +8,7 @@
 mod changes;
 mod charts;
 pub(crate) mod data;
+mod moment;
 pub(crate) mod org;
 mod page;
 pub(crate) mod tables;

@@ -7,6 +7,8 @@
 
 use super::PageInfo;
 use super::data::{self, ActionTable, Source};
+use super::moment::{self, cell};
+use crate::calendar::Shown;
 use crate::report::attention::Counts;
 use crate::report::attention::{LIMIT_TABLE, PROJECT_TABLE, TRIAL_TABLE};
 use crate::report::status::CLASS_COLOURS;
@@ -178,10 +180,10 @@ pub(super) fn source(info: &PageInfo<'_>, as_of: &str) -> Markup {
         p.meta {
             "Data from the mirror as it stood at the end of " (as_of) " (UTC); "
             @match (info.run_id, info.observed_at) {
-                (Some(id), Some(at)) => { "sync run " (id) ", observed " (at) }
+                (Some(id), Some(at)) => { "sync run " (id) ", observed " (moment::moment(at, Shown::Minute)) }
                 _ => "no finished sync run before that date",
             }
-            ". Generated " (info.generated_at) "."
+            ". Generated " (moment::moment(info.generated_at, Shown::Minute)) "."
             @if info.redacted {
                 " Personal data is replaced by pseudonyms."
             }
@@ -351,7 +353,7 @@ fn trials(p: &Parts<'_>) -> Option<Section> {
         .map(|b| {
             let (from, to) = b.span.unwrap_or_default();
             vec![
-                data::trial_label(b, data::TRIAL_NAME),
+                data::trial_label(b, data::WHOLE),
                 b.status.clone(),
                 data::day_label(from),
                 data::day_label(to),
@@ -427,7 +429,7 @@ fn report_tables(p: &Parts<'_>) -> Option<Section> {
                 @if t.total > t.rows.len() {
                     "The first " (t.rows.len()) " of " (t.total) " rows; all are in "
                 } @else {
-                    (t.total) " rows; also in "
+                    (t.total) @if t.total == 1 { " row" } @else { " rows" } "; also in "
                 }
                 (link(p, &t.report)) "."
             } "\n"
@@ -439,8 +441,8 @@ fn report_tables(p: &Parts<'_>) -> Option<Section> {
                         "\n"
                         @for row in &t.rows {
                             tr {
-                                @for cell in row {
-                                    td class=[numeric(cell).then_some("num")] { (cell) }
+                                @for text in row {
+                                    td class=[numeric(text).then_some("num")] { (cell(text)) }
                                 }
                             } "\n"
                         }
@@ -559,7 +561,7 @@ fn figure(f: &Figure<'_>) -> Markup {
                         @for (row, src) in f.rows.iter().zip(&f.sources) {
                             tr data-key=(row_key(src)) data-column=(src.column)
                                 data-value=(src.value) {
-                                @for cell in row { td { (cell) } }
+                                @for text in row { td { (cell(text)) } }
                             } "\n"
                         }
                     } "\n"
@@ -602,8 +604,8 @@ fn action_table(p: &Parts<'_>, title: &str, report: &str, t: &ActionTable) -> Ma
                     "\n"
                     @for (row, class) in t.rows.iter().zip(&t.classes).take(MAX_ACTION_ROWS) {
                         tr class=(class) {
-                            @for cell in row {
-                                td class=[numeric(cell).then_some("num")] { (cell) }
+                            @for text in row {
+                                td class=[numeric(text).then_some("num")] { (cell(text)) }
                             }
                         } "\n"
                     }

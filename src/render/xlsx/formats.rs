@@ -42,7 +42,8 @@ impl Formats {
             bold: Format::new().set_bold(),
             text: Format::new(),
             date: number("yyyy-mm-dd"),
-            timestamp: number("yyyy-mm-dd hh:mm:ss"),
+            // As `calendar::for_a_person` writes a time: to the minute, in UTC.
+            timestamp: number("yyyy-mm-dd hh:mm \"UTC\""),
             int: number("#,##0"),
             float: number("#,##0.0##"),
             id: number("0"),

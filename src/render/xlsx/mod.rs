@@ -264,7 +264,8 @@ const READING: &[&str] = &[
     "Each report sheet holds the rows of the report's CSV file, one cell per field.",
     "Numbers are exact; their formats show bytes in kB, MB, GB or TB (powers of 1000), seconds (s), milliseconds (ms), percentages (%) and thousands separators.",
     "Integers of more than 15 significant digits (which Excel would round) are text cells with the CSV's digits; a note on the column's header says how many.",
-    "Dates and timestamps are Excel dates in UTC; true/false are booleans; an empty cell is an unknown value.",
+    "Dates and timestamps are Excel dates in UTC (timestamps shown to the minute, the cell holding the exact time); true/false are booleans; an empty cell is an unknown value.",
+    "A column of text stays text: a date or time among its values reads as the pages write it (\"2026-11-24 07:00 UTC\"); the CSV file has the exact value.",
     "A report of more than 1,048,575 rows continues on sheets named \"<report> (2)\" and so on.",
 ];
 

@@ -5,6 +5,7 @@
 use super::Book;
 use super::cells::{self, TextKind, Unit};
 use super::formats::Formats;
+use crate::calendar::{Shown, for_a_person};
 use crate::render::files::{Cells, Table};
 use crate::report::ReportError;
 use polars::prelude::StaticArray;
@@ -306,8 +307,14 @@ impl Page<'_> {
                     }
                     (TextKind::Timestamp, Some(at)) => {
                         sheet.write_number_with_format(row, c, at, &f.timestamp)?;
-                        Ok(19)
+                        Ok(20)
                     }
+                    // A text column stays text; a time in it is written as a
+                    // person reads it (the files keep the exact text).
+                    (_, Some(_)) => match for_a_person(s, Shown::Minute) {
+                        Some(person) => text(sheet, &person, &f.text),
+                        None => text(sheet, s, &f.text),
+                    },
                     _ => {
                         let format = column
                             .status

@@ -98,7 +98,7 @@ fn cells_are_typed_and_big_integers_are_text_with_their_digits() {
         "flagged" => [Some(true), Some(false), None],
         "period_start" => [Some("2026-11-02"), None, Some("2026-01-31")],
         "data_as_of" => [Some("2026-11-27T12:00:00.000Z"), Some("2026-11-27T06:30:15.5Z"), None],
-        "status" => [Some("exceeded"), Some("ok"), Some("2026-01-01")],
+        "status" => [Some("exceeded"), Some("2026-11-27T06:30:15.5Z"), Some("2026-01-01")],
     )
     .expect("frame");
     let frames = BTreeMap::from([("mixed".to_string(), df)]);
@@ -139,8 +139,10 @@ fn cells_are_typed_and_big_integers_are_text_with_their_digits() {
     assert_eq!(serial(&rows[1][5]), Some(46_353.5));
     let six_thirty = 46_353.0 + (6.0 * 3600.0 + 30.0 * 60.0 + 15.5) / 86_400.0;
     assert!((serial(&rows[2][5]).expect("timestamp") - six_thirty).abs() < 1e-9);
-    // A text column stays text, whatever some of its values look like.
+    // A text column stays text, whatever some of its values look like; a time in
+    // it reads as the pages write it.
     assert_eq!(rows[3][6], Data::String("2026-01-01".into()));
+    assert_eq!(rows[2][6], Data::String("2026-11-27 06:30 UTC".into()));
 
     let about = wb.worksheet_range(ABOUT).expect("about");
     let cell = |label: &str| {
