@@ -149,3 +149,99 @@ LEFT JOIN per_org p ON p.organization_id = o.id
 LEFT JOIN dm_now dn ON dn.organization_id = o.id
 LEFT JOIN dm_prev dp ON dp.organization_id = o.id
 ORDER BY o.id;
+
+-- part: history
+-- The organization pages' history of the figures above (src/report/figure_history.rs):
+-- instead of this extract as of each day of their window (a read of the mirror per
+-- day), the changes of its inputs over the mirror's history, read once. One row per
+-- change: the organization, the metric, `day` (the change holds from the end of that
+-- day), `kind`, `value` and, for a summary, `until` (the day it stops holding):
+--   'delta'          a change of a count: `projects` (live projects, as `per_org`
+--                    counts them) or `users` (members, as `members` counts them), by
+--                    a version of a project or a membership that became current or
+--                    stopped being current;
+--   'limit'          the organization's own limit from that day, one row per metric
+--                    and version of the organization (NULL: none);
+--   'summary_limit'  a user's summary's limit of the organization (`summary_limits`
+--                    takes the largest of those current on a day);
+--   'summary_count'  a summary's user count (for an organization known only from
+--                    them, the largest is its users);
+--   'daily'          a developer profile's daily metric on that day (as `dm_now`),
+--                    from the last record on or before :from on.
+-- Storage and compute used change as storage_trends' `dataset_events` and
+-- compute_trends' `org_events` say; the job reads those sections. Parameters: :from,
+-- the window's first day (YYYY-MM-DD), and :as_of.
+WITH
+dev_user AS MATERIALIZED (SELECT organization_id, user_id FROM developer_profile_user),
+-- Each project version's days live: current, and not soft-deleted by the day's end.
+project_span AS MATERIALIZED (
+    SELECT organization_id, substr(valid_from, 1, 10) AS start,
+           MIN(COALESCE(substr(CASE WHEN removed_at IS NOT NULL
+                                         AND (valid_to IS NULL OR removed_at < valid_to)
+                                    THEN removed_at ELSE valid_to END, 1, 10), '9999-12-31'),
+               COALESCE(substr(deleted_date, 1, 10), '9999-12-31')) AS stop
+    FROM project_organization_versions
+    WHERE organization_id IS NOT NULL
+),
+member_span AS MATERIALIZED (
+    SELECT organization_id, substr(valid_from, 1, 10) AS start,
+           substr(CASE WHEN removed_at IS NOT NULL AND (valid_to IS NULL OR removed_at < valid_to)
+                       THEN removed_at ELSE valid_to END, 1, 10) AS stop
+    FROM organization_members_versions
+),
+summary_span AS MATERIALIZED (
+    SELECT organization_id, substr(valid_from, 1, 10) AS start,
+           substr(CASE WHEN removed_at IS NOT NULL AND (valid_to IS NULL OR removed_at < valid_to)
+                       THEN removed_at ELSE valid_to END, 1, 10) AS stop,
+           limit_total_storage, limit_compute_time_per_year, limit_gpu_compute_time_per_year,
+           limit_number_of_projects, limit_number_of_users, user_count
+    FROM user_organizations_versions
+),
+metric(name) AS (VALUES ('storage_bytes'), ('compute_seconds'), ('gpu_compute_seconds'),
+                        ('projects'), ('users'))
+SELECT organization_id, 'projects' AS metric, start AS day, 'delta' AS kind, 1.0 AS value,
+       NULL AS until
+FROM project_span WHERE start < stop
+UNION ALL
+SELECT organization_id, 'projects', stop, 'delta', -1.0, NULL
+FROM project_span WHERE start < stop AND stop <= :as_of
+UNION ALL
+SELECT organization_id, 'users', start, 'delta', 1.0, NULL FROM member_span
+UNION ALL
+SELECT organization_id, 'users', stop, 'delta', -1.0, NULL
+FROM member_span WHERE stop IS NOT NULL AND stop <= :as_of
+UNION ALL
+SELECT o.id, m.name, substr(o.valid_from, 1, 10), 'limit',
+       CASE m.name WHEN 'storage_bytes' THEN o.limit_total_storage
+                   WHEN 'compute_seconds' THEN o.limit_compute_time_per_year
+                   WHEN 'gpu_compute_seconds' THEN o.limit_gpu_compute_time_per_year
+                   WHEN 'projects' THEN o.limit_number_of_projects
+                   ELSE o.limit_number_of_users END,
+       NULL
+FROM organizations_versions o CROSS JOIN metric m
+UNION ALL
+SELECT s.organization_id, m.name, s.start, 'summary_limit',
+       CASE m.name WHEN 'storage_bytes' THEN s.limit_total_storage
+                   WHEN 'compute_seconds' THEN s.limit_compute_time_per_year
+                   WHEN 'gpu_compute_seconds' THEN s.limit_gpu_compute_time_per_year
+                   WHEN 'projects' THEN s.limit_number_of_projects
+                   ELSE s.limit_number_of_users END,
+       s.stop
+FROM summary_span s CROSS JOIN metric m
+UNION ALL
+SELECT organization_id, 'users', start, 'summary_count', user_count, stop FROM summary_span
+UNION ALL
+SELECT du.organization_id, m.name, d.day, 'daily',
+       CASE m.name WHEN 'storage_bytes' THEN d.total_storage_size_bytes
+                   WHEN 'compute_seconds' THEN d.total_current_contract_compute_time_seconds
+                   WHEN 'gpu_compute_seconds' THEN d.total_current_contract_gpu_compute_time_seconds
+                   WHEN 'projects' THEN d.total_projects
+                   ELSE d.total_users END,
+       NULL
+FROM dev_user du
+JOIN daily_metrics d
+  ON d.user_id = du.user_id
+ AND d.day <= :as_of
+ AND d.day >= COALESCE((SELECT MAX(x.day) FROM daily_metrics x
+                         WHERE x.user_id = du.user_id AND x.day <= :from), :from)
+CROSS JOIN metric m;

@@ -102,6 +102,18 @@ const METRICS: &[Metric] = &[
     },
 ];
 
+/// The metrics' names, in the report's order, each with whether an organization
+/// that is not a developer profile has a figure for it.
+pub(crate) fn metric_names() -> impl Iterator<Item = (&'static str, bool)> {
+    METRICS.iter().map(|m| (m.name, m.regular.is_some()))
+}
+
+/// How many metrics each organization has.
+pub(crate) const METRIC_COUNT: usize = METRICS.len();
+
+/// Decimals `used` and `limit` are rounded to before the status is decided.
+pub(crate) const FIGURE_DECIMALS: i32 = 3;
+
 fn needs() -> Vec<(String, Kind)> {
     let mut out = vec![
         ("organization_id".to_string(), Kind::Int),
@@ -123,33 +135,16 @@ fn needs() -> Vec<(String, Kind)> {
 }
 
 fn build(ctx: &Ctx<'_>, emit: &mut Emit<'_>) -> Result<(), ReportError> {
-    emit(table(ctx, Rates::Derived)?)
+    emit(table(ctx)?)
 }
 
-/// The report's table with its daily rates and projections left unknown, which
-/// spares the second read of the mirror (30 days back): the `used` figures of the
-/// organization pages' history, computed as the report computes them.
-pub(crate) fn usage(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
-    table(ctx, Rates::Unknown)
-}
-
-/// Whether the table derives daily rates and projected exhaustion.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Rates {
-    Derived,
-    Unknown,
-}
-
-fn table(ctx: &Ctx<'_>, rates: Rates) -> Result<DataFrame, ReportError> {
+fn table(ctx: &Ctx<'_>) -> Result<DataFrame, ReportError> {
     let report = ctx.report();
     let needs = needs();
     let needs: Vec<(&str, Kind)> = needs.iter().map(|(n, k)| (n.as_str(), *k)).collect();
     let now = ctx.read("organizations", &needs)?;
     let limit_dtype = limit_dtype(&now);
-    let (lf, base_days) = match rates {
-        Rates::Derived => with_baseline_usage(ctx, now, &needs)?,
-        Rates::Unknown => without_baseline(now),
-    };
+    let (lf, base_days) = with_baseline_usage(ctx, now, &needs)?;
     let parts: Vec<LazyFrame> = METRICS
         .iter()
         .enumerate()
@@ -162,8 +157,8 @@ fn table(ctx: &Ctx<'_>, rates: Rates) -> Result<DataFrame, ReportError> {
         report,
         &mut df,
         &[
-            ("used", 3),
-            ("limit", 3),
+            ("used", FIGURE_DECIMALS),
+            ("limit", FIGURE_DECIMALS),
             ("remaining", 3),
             ("daily_rate", 3),
         ],
@@ -550,6 +545,176 @@ mod tests {
             5,
             "Later",
             &[("deleted_date", t("2025-04-10T10:00:00.000Z"))],
+        );
+    }
+
+    /// Six daily syncs that change every input of the figures: Alpha's storage goes
+    /// over its limit on day 3 and the limit is raised on day 5; a member joins on
+    /// day 2 and leaves on day 4; a project is added on day 3 and soft-deleted on
+    /// day 5; compute grows daily and goes over on day 3; Dev Ω's daily metrics
+    /// come every other day (on day 1 it has none, and its figures are the
+    /// regular ones); Outside, known only from a summary from day 2 on, goes over
+    /// its user limit on day 4; Alpha's GPU limit comes from a summary.
+    fn six_days() -> TestMirror {
+        let mut m = TestMirror::new();
+        for day in 1..=6i64 {
+            let at = format!("2025-03-0{day}T06:00:00.000Z");
+            m.run(&at, |w| {
+                let storage_limit = if day < 5 { 1000.0 } else { 5000.0 };
+                organization(
+                    w,
+                    1,
+                    "Alpha",
+                    &[
+                        ("is_developer_profile", i(0)),
+                        ("limit_total_storage", r(storage_limit)),
+                        ("limit_compute_time_per_year", r(100.0)),
+                        ("limit_number_of_projects", r(1.0)),
+                        ("limit_number_of_users", r(1.0)),
+                    ],
+                );
+                let size = if day < 3 { 800 } else { 1200 + day };
+                datasets(w, 1, &[("a", size)]);
+                let users: &[i64] = if (2..4).contains(&day) {
+                    &[101, 102]
+                } else {
+                    &[101]
+                };
+                members(w, 1, users);
+                let deleted = (day >= 5).then(|| t("2025-03-05T00:00:00.000Z"));
+                let projects: &[(i64, Option<Value>)] = if day < 3 {
+                    &[(11, None)]
+                } else {
+                    &[(11, None), (12, deleted)]
+                };
+                for (id, deleted) in projects {
+                    w.put(
+                        &PROJECTS,
+                        &[
+                            ("id", i(*id)),
+                            ("owner_organization_id", i(1)),
+                            ("deleted_date", deleted.clone().unwrap_or(Value::Null)),
+                        ],
+                    );
+                    w.put(
+                        &PROJECT_INFO,
+                        &[
+                            ("project_id", i(*id)),
+                            ("compute_time_used_ms", i(20_000 * day + id)),
+                        ],
+                    );
+                }
+                organization(
+                    w,
+                    3,
+                    "Dev Ω",
+                    &[
+                        ("is_developer_profile", i(1)),
+                        ("limit_total_storage", r(2000.0)),
+                        ("limit_gpu_compute_time_per_year", r(100.0)),
+                    ],
+                );
+                members(w, 3, &[301]);
+                let records: Vec<_> = (1..=day)
+                    .filter(|d| d % 2 == 0)
+                    .map(|d| {
+                        let date = format!("2025-03-0{d}");
+                        metrics_day(301, &date, [1000 + 400 * d, 10 * d, 30 * d, 1])
+                    })
+                    .collect();
+                w.scope_rows(&DAILY_METRICS, &[i(301)], &records);
+                // User 101's summaries: Alpha's GPU limit, which its own answer
+                // lacks, and from day 2 Outside, known from this summary alone.
+                let mut summaries = vec![vec![
+                    ("user_id", i(101)),
+                    ("organization_id", i(1)),
+                    ("limit_gpu_compute_time_per_year", r(50.0)),
+                ]];
+                if day >= 2 {
+                    summaries.push(vec![
+                        ("user_id", i(101)),
+                        ("organization_id", i(8)),
+                        ("name", t("Outside")),
+                        ("user_count", i(day)),
+                        ("limit_number_of_users", r(3.0)),
+                    ]);
+                }
+                w.scope_rows(&USER_ORGANIZATIONS, &[i(101)], &summaries);
+            });
+        }
+        m
+    }
+
+    #[test]
+    fn the_figures_history_is_the_report_as_of_each_day_before_t() {
+        use crate::report::figure_history::{self, Figures};
+        use crate::report::status::Status;
+        let mut m = six_days();
+        let at = |d: u32| chrono::NaiveDate::from_ymd_opt(2025, 3, d).expect("date");
+        let report = |m: &mut TestMirror, d: u32| -> DataFrame {
+            let mut tables = m.report(&at(d).to_string(), &["entitlements"]);
+            tables.frames.remove("entitlements").expect("entitlements")
+        };
+        let today = report(&mut m, 6);
+        let opts = m.options("2025-03-06", &["entitlements"]);
+        let (days, series) = figure_history::read(&opts, at(1), &today).expect("history");
+        assert_eq!(
+            days.len(),
+            5,
+            "days 1 to 5: T comes from the run's own table"
+        );
+        let mut compared = 0;
+        let mut over = Vec::new();
+        for (k, d) in (1..=5).enumerate() {
+            let df = report(&mut m, d);
+            for ((org, metric), figures) in &series {
+                let key = [
+                    ("organization_id", org.to_string()),
+                    ("metric", metric.clone()),
+                ];
+                let listed =
+                    (0..df.height()).any(|r| key.iter().all(|(c, v)| text_of(&df, r, c) == *v));
+                if !listed {
+                    assert_eq!(figures[k], None, "day {d}, {org} {metric}: not listed");
+                    continue;
+                }
+                let r = find(
+                    &df,
+                    &[("organization_id", &org.to_string()), ("metric", metric)],
+                );
+                let expected = Figures {
+                    used: num(&df, r, "used"),
+                    limit: num(&df, r, "limit"),
+                    status: Status::parse(&text_of(&df, r, "status")).expect("status"),
+                };
+                assert_eq!(figures[k], Some(expected), "day {d}, {org} {metric}");
+                if expected.status == Status::Exceeded {
+                    over.push((d, *org, metric.clone()));
+                }
+                compared += 1;
+            }
+        }
+        assert_eq!(
+            compared,
+            5 * 10 + 4 * 5,
+            "three organizations, one listed from day 2"
+        );
+        for seen in [
+            (4, 8, "users".to_string()),
+            (3, 1, "storage_bytes".to_string()),
+            (2, 1, "users".to_string()),
+            (3, 1, "projects".to_string()),
+            (3, 1, "compute_seconds".to_string()),
+        ] {
+            assert!(over.contains(&seen), "{seen:?} in {over:?}");
+        }
+        assert!(
+            !over.contains(&(5, 1, "storage_bytes".to_string())),
+            "the limit was raised"
+        );
+        assert!(
+            !over.contains(&(5, 1, "projects".to_string())),
+            "the project was deleted"
         );
     }
 

@@ -25,6 +25,7 @@ mod cores;
 pub(crate) mod daily;
 pub mod declaration;
 pub mod error;
+pub(crate) mod figure_history;
 pub(crate) mod frame;
 pub mod kept;
 pub(crate) mod org_facts;

@@ -1,15 +1,19 @@
 //! What an organization's page shows besides the report tables, read from the
-//! mirror: once for every page, the change log of the last 30 days and the
-//! entitlements report on sampled days of the last 90; the members a range of
-//! organizations at a time ([`Members`]). The alert conditions come from the alerts
-//! room (`alerts::held`), with [`Extra::trial_orgs`].
+//! mirror: once for every page, the change log of the last 30 days and each
+//! metric's figures on every day of the last 90 that the mirror holds ([`History`],
+//! from [`crate::report::figure_history`]); the members a range of organizations at
+//! a time ([`Members`]). The alert conditions come from the alerts room
+//! (`alerts::held`), with [`Extra::trial_orgs`].
 
+use crate::calendar::day_of;
 use crate::report::changes::{self, Changes, KindFilter, Point, Query};
 use crate::report::error::ReportError;
+pub use crate::report::figure_history::Figures;
 use crate::report::project_compute::ProjectCompute;
+use crate::report::status::Status;
 use crate::report::tables::Table;
 use crate::report::trials::Trials;
-use crate::report::{KeptTable, KeptTables, Reading, ReportOptions, entitlements, pii};
+use crate::report::{KeptTable, KeptTables, ReportOptions, entitlements, pii};
 use chrono::{Days, NaiveDate};
 use polars::prelude::DataFrame;
 use rusqlite::Connection;
@@ -18,11 +22,6 @@ use std::collections::HashMap;
 /// Days of history a page charts, and of changes it lists.
 pub const HISTORY_DAYS: u64 = 90;
 pub const CHANGE_DAYS: u64 = 30;
-/// Days between the sampled days of the history: each sample is one read of the
-/// entitlements extract as of that day (about 0.15 s over `large` with 90 days of
-/// history). They are read one after the other: side by side on two threads the run
-/// took 0.3 s less and 60 MB more at its peak (280-303 MB against 222-243 MB).
-const SAMPLE_EVERY: u64 = 15;
 
 /// One member, as the page lists them (pseudonyms with `--redact-pii`).
 pub struct Member {
@@ -49,10 +48,153 @@ pub struct Extra {
     pub changes: HashMap<i64, Vec<ChangeRow>>,
     /// Trial id → its organization, by the trials report.
     pub trial_orgs: HashMap<i64, i64>,
-    /// (organization, metric) → (day number, used), oldest first.
-    pub history: HashMap<(i64, String), Vec<(i64, f64)>>,
+    /// Each organization's metrics over the last 90 days.
+    pub history: History,
     /// The first day the mirror holds data for, when it is inside the 90 days.
     pub history_starts: Option<NaiveDate>,
+}
+
+/// Since when a metric at or over its limit has been there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since {
+    /// The first day the history saw it there (day number).
+    On(i64),
+    /// The first day the history holds (day number) already saw it there.
+    Before(i64),
+}
+
+/// Every organization's metrics on each day of the window that the mirror holds,
+/// as the entitlements report has them as of that day: T's from the run's own
+/// table, the days before from [`crate::report::figure_history`]. A series keeps
+/// only the days its figures changed on: limits, users and projects rarely change,
+/// and over `xxlarge` (45,005 rows) a figure per row and day would take 160 MB.
+#[derive(Debug, Default)]
+pub struct History {
+    /// The days read (day numbers), oldest first, T last.
+    days: Vec<i64>,
+    /// Each (organization, metric)'s series.
+    series: HashMap<(i64, String), Series>,
+}
+
+/// One metric's figures over the days read.
+#[derive(Debug, Default)]
+struct Series {
+    /// From which day read (its index in `days`) its figures were what, oldest
+    /// first; None: not listed from that day on.
+    changes: Vec<(usize, Option<Figures>)>,
+    /// The last day read that listed it.
+    seen: usize,
+}
+
+impl History {
+    /// A history of `days` (day numbers, oldest first) from each series' figures on
+    /// each of them (None: not listed that day).
+    pub fn of_days(
+        days: Vec<i64>,
+        series: impl IntoIterator<Item = crate::report::figure_history::Series>,
+    ) -> History {
+        let mut out = History {
+            days,
+            series: HashMap::new(),
+        };
+        for (key, figures) in series {
+            let mut kept = Series::default();
+            for (slot, figures) in figures.into_iter().enumerate() {
+                if figures.is_some() {
+                    kept.seen = slot;
+                }
+                let changed = match kept.changes.last() {
+                    Some((_, last)) => *last != figures,
+                    None => figures.is_some(),
+                };
+                if changed {
+                    kept.changes.push((slot, figures));
+                }
+            }
+            if !kept.changes.is_empty() {
+                out.series.insert(key, kept);
+            }
+        }
+        out
+    }
+
+    /// Adds the entitlements table as of `day`, a day after every day added before.
+    pub fn add(&mut self, day: i64, df: &DataFrame) -> Result<(), ReportError> {
+        let slot = self.days.len();
+        self.days.push(day);
+        // The table as its job builds it, without the completeness columns the
+        // run's own rows carry.
+        let t = Table::new(entitlements::NAME.as_str(), df);
+        let (orgs, metrics) = (t.int("organization_id")?, t.text("metric")?);
+        let (used, limit, status) = (t.float("used")?, t.float("limit")?, t.text("status")?);
+        for r in 0..t.height() {
+            let (Some(org), Some(metric)) = (orgs[r], metrics[r]) else {
+                continue;
+            };
+            let figures = Some(Figures {
+                used: used[r],
+                limit: limit[r],
+                status: status[r].and_then(Status::parse).unwrap_or(Status::NoData),
+            });
+            let series = self.series.entry((org, metric.to_string())).or_default();
+            series.seen = slot;
+            if series.changes.last().map(|(_, f)| *f) != Some(figures) {
+                series.changes.push((slot, figures));
+            }
+        }
+        // A series the day did not list ends here.
+        for series in self.series.values_mut() {
+            if series.seen < slot && series.changes.last().is_some_and(|(_, f)| f.is_some()) {
+                series.changes.push((slot, None));
+            }
+        }
+        Ok(())
+    }
+
+    /// A metric's figures on every day from the first day read to the last, oldest
+    /// first: each day's are those of the latest day read on or before it (the
+    /// mirror's state that day), days on which it was not listed left out.
+    pub fn daily(&self, org: i64, metric: &str) -> Vec<(i64, Figures)> {
+        let (Some(series), Some(&last)) = (
+            self.series.get(&(org, metric.to_string())),
+            self.days.last(),
+        ) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let changes = &series.changes;
+        for (k, (slot, figures)) in changes.iter().enumerate() {
+            let Some(figures) = figures else {
+                continue;
+            };
+            let until = changes
+                .get(k + 1)
+                .map_or(last + 1, |(next, _)| self.days[*next]);
+            out.extend((self.days[*slot]..until).map(|d| (d, *figures)));
+        }
+        out
+    }
+
+    /// Since when a metric exceeded on the last day read has been over its limit,
+    /// or one at the limit at or over it: the first day read of that unbroken
+    /// spell; None for any other status (or a metric not listed on the last day).
+    pub fn since(&self, org: i64, metric: &str) -> Option<Since> {
+        let series = &self.series.get(&(org, metric.to_string()))?.changes;
+        let there: fn(Status) -> bool = match series.last()?.1?.status {
+            Status::Exceeded => |s| s == Status::Exceeded,
+            Status::AtLimit => |s| matches!(s, Status::Exceeded | Status::AtLimit),
+            _ => return None,
+        };
+        let spell = series
+            .iter()
+            .rev()
+            .take_while(|(_, f)| f.is_some_and(|f| there(f.status)))
+            .last()?;
+        Some(match spell.0 {
+            0 => Since::Before(self.days[0]),
+            k => Since::On(self.days[k]),
+        })
+    }
 }
 
 fn query_err(what: &'static str) -> impl Fn(rusqlite::Error) -> ReportError {
@@ -68,7 +210,9 @@ pub fn read(opts: &ReportOptions, tables: &KeptTables) -> Result<Extra, ReportEr
         ..Extra::default()
     };
     let today = tables.get(entitlements::NAME).map(KeptTable::whole);
-    history(opts, today.transpose()?, &conn, &mut extra)?;
+    if let Some(today) = today.transpose()? {
+        history(opts, &today, &conn, &mut extra)?;
+    }
     extra.trial_orgs = owner.trials;
     Ok(extra)
 }
@@ -221,59 +365,22 @@ impl Owners {
     }
 }
 
-/// The entitlements report's usage on every fifteenth day back over the last 90 that
-/// the mirror can answer for, and the run's own table for the as-of day: each organization's `used` per
-/// metric on those days. The same report job makes every point, so the chart and
-/// the table never disagree.
+/// Each metric's figures on every day of the last 90 the mirror holds: the days
+/// before T from the mirror's history, T's from the run's own table (`today`).
 fn history(
     opts: &ReportOptions,
-    today: Option<DataFrame>,
+    today: &DataFrame,
     conn: &Connection,
     extra: &mut Extra,
 ) -> Result<(), ReportError> {
     let first = crate::mirror::coverage::first_day(conn).map_err(query_err("coverage"))?;
     let start = opts.as_of - Days::new(HISTORY_DAYS);
-    let days: Vec<NaiveDate> = (1..=HISTORY_DAYS / SAMPLE_EVERY)
-        .rev()
-        .filter_map(|k| opts.as_of.checked_sub_days(Days::new(k * SAMPLE_EVERY)))
-        .filter(|d| first.is_some_and(|f| *d >= f))
-        .collect();
     extra.history_starts = first.filter(|f| *f > start);
-    let extract = crate::report::builtin_extract(entitlements::NAME.as_str())?;
-    let mut tables: Vec<(NaiveDate, DataFrame)> = days
-        .iter()
-        .map(|&day| {
-            let reading = Reading {
-                opts,
-                extract: &extract,
-                as_of: day,
-            };
-            reading.run(entitlements::usage).map(|df| (day, df))
-        })
-        .collect::<Result<_, _>>()?;
-    if let Some(now) = today {
-        tables.push((opts.as_of, now));
+    if let Some(from) = first.map(|f| f.max(start)) {
+        let (days, series) = crate::report::figure_history::read(opts, from, today)?;
+        extra.history = History::of_days(days, series);
     }
-    for (day, df) in &tables {
-        let number = crate::calendar::day_of(*day);
-        let t = Table::new(entitlements::NAME.as_str(), df);
-        let (org, metric, used) = (
-            t.int("organization_id")?,
-            t.text("metric")?,
-            t.float("used")?,
-        );
-        for r in 0..t.height() {
-            let (Some(o), Some(m), Some(u)) = (org[r], metric[r], used[r]) else {
-                continue;
-            };
-            extra
-                .history
-                .entry((o, m.to_string()))
-                .or_default()
-                .push((number, u));
-        }
-    }
-    Ok(())
+    extra.history.add(day_of(opts.as_of), today)
 }
 
 #[cfg(test)]
@@ -288,6 +395,134 @@ mod tests {
             .flatten()
             .map(|m| (m.name.clone(), m.email.clone()))
             .collect()
+    }
+
+    /// An entitlements table of (organization, metric, used, limit, status) rows.
+    fn day(rows: &[(i64, &str, f64, f64, &str)]) -> DataFrame {
+        use polars::prelude::Column;
+        let of = |name: &str| name.into();
+        DataFrame::new_infer_height(vec![
+            Column::new(
+                of("organization_id"),
+                rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+            ),
+            Column::new(of("metric"), rows.iter().map(|r| r.1).collect::<Vec<_>>()),
+            Column::new(of("used"), rows.iter().map(|r| r.2).collect::<Vec<_>>()),
+            Column::new(of("limit"), rows.iter().map(|r| r.3).collect::<Vec<_>>()),
+            Column::new(of("status"), rows.iter().map(|r| r.4).collect::<Vec<_>>()),
+        ])
+        .expect("a table")
+    }
+
+    /// Days 10 (the first), 13 and 14 (T).
+    fn history() -> History {
+        let mut h = History::default();
+        h.add(
+            10,
+            &day(&[
+                (1, "compute_seconds", 5.0, 10.0, "ok"),
+                (1, "storage_bytes", 12.0, 10.0, "exceeded"),
+                (2, "users", 3.0, 3.0, "at_limit"),
+                (3, "projects", 1.0, 5.0, "ok"),
+            ]),
+        )
+        .expect("day 10");
+        h.add(
+            13,
+            &day(&[
+                (1, "compute_seconds", 12.0, 10.0, "exceeded"),
+                (1, "storage_bytes", 13.0, 10.0, "exceeded"),
+                (2, "users", 4.0, 3.0, "exceeded"),
+            ]),
+        )
+        .expect("day 13");
+        h.add(
+            14,
+            &day(&[
+                (1, "compute_seconds", 15.0, 10.0, "exceeded"),
+                (1, "storage_bytes", 14.0, 10.0, "exceeded"),
+                (2, "users", 3.0, 3.0, "at_limit"),
+                (3, "projects", 2.0, 5.0, "ok"),
+            ]),
+        )
+        .expect("day 14");
+        h
+    }
+
+    #[test]
+    fn every_day_holds_the_figures_of_the_last_day_read_on_or_before_it() {
+        let h = history();
+        let used = |org, metric| -> Vec<(i64, Option<f64>)> {
+            h.daily(org, metric)
+                .into_iter()
+                .map(|(d, f)| (d, f.used))
+                .collect()
+        };
+        assert_eq!(
+            used(1, "compute_seconds"),
+            [
+                (10, Some(5.0)),
+                (11, Some(5.0)),
+                (12, Some(5.0)),
+                (13, Some(12.0)),
+                (14, Some(15.0))
+            ]
+        );
+        // Not listed on day 13: no figure from it until the next day that listed it.
+        assert_eq!(
+            used(3, "projects"),
+            [
+                (10, Some(1.0)),
+                (11, Some(1.0)),
+                (12, Some(1.0)),
+                (14, Some(2.0))
+            ]
+        );
+        assert!(h.daily(9, "users").is_empty());
+    }
+
+    #[test]
+    fn a_metric_over_its_limit_is_there_since_the_first_day_of_its_spell_the_history_saw() {
+        let h = history();
+        // Over from day 13 on.
+        assert_eq!(h.since(1, "compute_seconds"), Some(Since::On(13)));
+        // Over on every day read: already on the first.
+        assert_eq!(h.since(1, "storage_bytes"), Some(Since::Before(10)));
+        // At the limit on T, over the day before, at it on the first day: at or over
+        // all along.
+        assert_eq!(h.since(2, "users"), Some(Since::Before(10)));
+        assert_eq!(h.since(3, "projects"), None, "under its limit");
+        assert_eq!(h.since(9, "users"), None, "not listed");
+    }
+
+    #[test]
+    fn a_spell_ends_where_the_metric_was_under_or_not_listed_and_one_day_of_history_is_its_first() {
+        let mut h = History::default();
+        h.add(
+            1,
+            &day(&[
+                (1, "users", 4.0, 3.0, "exceeded"),
+                (2, "users", 4.0, 3.0, "exceeded"),
+            ]),
+        )
+        .expect("day 1");
+        h.add(2, &day(&[(1, "users", 3.0, 3.0, "at_limit")]))
+            .expect("day 2");
+        h.add(
+            3,
+            &day(&[
+                (1, "users", 4.0, 3.0, "exceeded"),
+                (2, "users", 4.0, 3.0, "exceeded"),
+            ]),
+        )
+        .expect("day 3");
+        // Exceeded again on T after a day only at the limit; not listed on day 2.
+        assert_eq!(h.since(1, "users"), Some(Since::On(3)));
+        assert_eq!(h.since(2, "users"), Some(Since::On(3)));
+        let mut once = History::default();
+        once.add(7, &day(&[(1, "users", 4.0, 3.0, "exceeded")]))
+            .expect("T");
+        assert_eq!(once.since(1, "users"), Some(Since::Before(7)));
     }
 
     #[test]

@@ -39,6 +39,7 @@ mod packed_series;
 mod parsing_props;
 mod privacy;
 mod rate_limits;
+mod reading;
 mod report_cli;
 mod report_crash;
 mod reports_e2e;

@@ -13,8 +13,8 @@ use orgledger_sandbox::Profile;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A small world synced twice, 15 days apart (the pages sample the history every 15
-/// days), with its alerts evaluated; returns the mirror and the day of the second
+/// A small world synced twice, 15 days apart (sparse history: no sync on the days
+/// between), with its alerts evaluated; returns the mirror and the day of the second
 /// sync.
 async fn mirror(dir: &Path) -> (PathBuf, chrono::NaiveDate) {
     let sb = common::sandbox(Profile::Small).await;
@@ -129,15 +129,21 @@ async fn every_organization_has_a_page_with_its_own_rows_history_changes_and_ale
             section(page, id);
         }
     }
-    // Two syncs 15 days apart: two points of history on each chart.
+    // Two syncs 15 days apart: a point for each of the 16 days, the days between
+    // them holding what the first sync saw.
     let charted = pages
         .values()
         .find(|p| p.contains("<svg"))
         .expect("a page with charts");
     assert!(
-        charted.contains("2 samples"),
-        "the chart's text says its samples"
+        charted.contains("one value a day (16 days;"),
+        "the chart's text says its days"
     );
+    let chart = &charted[charted
+        .find("aria-labelledby=\"chart-metric-0")
+        .expect("a metric chart")..];
+    let chart = &chart[..chart.find("</svg>").expect("closed")];
+    assert_eq!(chart.matches("</title></circle>").count(), 16, "{chart}");
     let full = |p: &&String| {
         ["trials", "changes", "alerts"]
             .iter()

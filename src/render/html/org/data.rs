@@ -21,8 +21,6 @@ pub enum Show {
     Bool,
     /// A metric's name in words.
     Metric,
-    /// The day of a timestamp (`YYYY-MM-DD`).
-    Day,
 }
 
 /// A column a page table shows.
@@ -47,7 +45,6 @@ pub const LIMITS: &[Col] = &[
     col("limit", "limit_human", Show::Text),
     col("% used", "pct_used", Show::Pct),
     col("status", "status", Show::Text),
-    col("limit reached on", "projected_exhaustion", Show::Text),
 ];
 
 /// The projects table: `project_compute`.
@@ -58,39 +55,45 @@ pub const PROJECTS: &[Col] = &[
     col("compute left", "time_left_human", Show::Text),
     col("% of budget", "pct_used", Show::Pct),
     col("flagged", "flagged", Show::Bool),
-    col("last accessed", "last_accessed", Show::Day),
-    col("deleted", "deleted_date", Show::Day),
+    col("last accessed", "last_accessed", Show::Text),
+    col("deleted", "deleted_date", Show::Text),
 ];
 
 /// What `entitlements`, `project_compute` and `trials` carry besides the columns shown.
 pub const LIMITS_CARRY: Carries = Carries {
     status: true,
     completeness: true,
+    key: Some("metric"),
 };
 pub const PROJECTS_CARRY: Carries = Carries {
     status: false,
     completeness: true,
+    key: None,
 };
 pub const TRIALS_CARRY: Carries = Carries {
     status: true,
     completeness: false,
+    key: None,
 };
 
 /// The trials table: `trials`.
 pub const TRIALS: &[Col] = &[
     col("user", "user_name", Show::Text),
     col("status", "status", Show::Text),
-    col("expires", "expiration_date", Show::Day),
+    col("expires", "expiration_date", Show::Text),
     col("days left", "days_left", Show::Number),
-    col("deletion due", "deletion_due", Show::Day),
+    col("deletion due", "deletion_due", Show::Text),
 ];
 
 /// Which of the columns a page reads besides its table's own the report carries:
-/// `status` (a row's colour) and the completeness columns (`complete`, `missing`).
+/// `status` (a row's colour), the completeness columns (`complete`, `missing`),
+/// and the column naming what a row is about within its organization (the limits'
+/// `metric`), by which the page adds what it knows of the row besides the table.
 #[derive(Clone, Copy)]
 pub struct Carries {
     pub status: bool,
     pub completeness: bool,
+    pub key: Option<&'static str>,
 }
 
 /// One report table's cells for the pages.
@@ -102,6 +105,8 @@ pub struct Table {
     pub status: Vec<Option<String>>,
     /// Each row's completeness: None when complete or not said, else what is missing.
     pub missing: Vec<Option<String>>,
+    /// Each row's key ([`Carries::key`]), when the table has one.
+    pub keys: Vec<Option<String>>,
     /// Each organization's rows.
     pub rows: HashMap<i64, Vec<usize>>,
 }
@@ -120,19 +125,24 @@ impl Table {
                 cells: cols.iter().map(|_| Texts::default()).collect(),
                 status: Vec::new(),
                 missing: Vec::new(),
+                keys: Vec::new(),
                 rows: HashMap::new(),
             });
         };
         let t = tables::Table::new(report, df);
         let rows = rows_by_org(&t)?;
         let none = vec![None; t.height()];
+        let owned = |column: &str| -> Result<Vec<Option<String>>, ReportError> {
+            let values = t.text(column)?.into_iter();
+            Ok(values.map(|s| s.map(str::to_string)).collect())
+        };
         let status = match carries.status {
-            true => t
-                .text("status")?
-                .into_iter()
-                .map(|s| s.map(str::to_string))
-                .collect(),
+            true => owned("status")?,
             false => none.clone(),
+        };
+        let keys = match carries.key {
+            Some(column) => owned(column)?,
+            None => none.clone(),
         };
         let missing = match carries.completeness {
             true => t
@@ -151,6 +161,7 @@ impl Table {
                 .collect::<Result<_, _>>()?,
             status,
             missing,
+            keys,
             rows,
         })
     }
@@ -207,7 +218,6 @@ fn texts(t: &tables::Table<'_>, col: &Col) -> Result<Texts, ReportError> {
     let mut out = Texts::default();
     match col.show {
         Show::Text => out.extend(t.text(col.column)?, |v| v.into()),
-        Show::Day => out.extend(t.text(col.column)?, |d| d.get(..10).unwrap_or(d).into()),
         Show::Metric => out.extend(t.text(col.column)?, |m| metric_label(m).into()),
         Show::Pct => out.extend(t.float(col.column)?, |p| format!("{p:.1} %").into()),
         Show::Number => out.extend(t.float(col.column)?, |v| fmt_f64(v).into()),
@@ -279,11 +289,10 @@ pub fn organizations(entitlements: &DataFrame) -> Result<Vec<Org>, ReportError> 
     Ok(orgs)
 }
 
-/// A metric's limit, unit and projected exhaustion day, for its chart.
+/// A metric's unit and projected exhaustion day, for its chart and its row.
 pub struct MetricFacts {
     pub metric: String,
     pub unit: String,
-    pub limit: Option<f64>,
     pub exhaustion: Option<String>,
 }
 
@@ -293,7 +302,7 @@ pub fn metric_facts(
 ) -> Result<HashMap<i64, Vec<MetricFacts>>, ReportError> {
     let t = Entitlements::read(entitlements)?;
     let (org, metric, unit) = (&t.organization_id, &t.metric, &t.unit);
-    let (limit, exhaustion) = (&t.limit, &t.projected_exhaustion);
+    let exhaustion = &t.projected_exhaustion;
     let mut out: HashMap<i64, Vec<MetricFacts>> = HashMap::new();
     for r in 0..t.height() {
         let (Some(o), Some(m)) = (org[r], metric[r]) else {
@@ -302,7 +311,6 @@ pub fn metric_facts(
         out.entry(o).or_default().push(MetricFacts {
             metric: m.to_string(),
             unit: unit[r].unwrap_or("").to_string(),
-            limit: limit[r],
             exhaustion: exhaustion[r].map(str::to_string),
         });
     }

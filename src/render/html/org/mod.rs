@@ -12,15 +12,20 @@ mod page;
 pub(crate) mod shown;
 
 use super::PageInfo;
+use super::data::day_label;
 use crate::alerts::held::{self, Held};
+use crate::calendar::day_of;
 use crate::render::WrittenFile;
 use crate::render::files::write_bytes;
+use crate::report::attention::RunsOut;
 use crate::report::error::SqlSite;
 use crate::report::org_facts;
+use crate::report::org_facts::Since;
 use crate::report::units::metric_label;
 use crate::report::{
     Format, KeptTables, ReportError, ReportOptions, entitlements, project_compute, trials,
 };
+use chrono::NaiveDate;
 use data::{
     ByOrg, LIMITS, LIMITS_CARRY, MetricFacts, Org, PROJECTS, PROJECTS_CARRY, TRIALS, TRIALS_CARRY,
     Table,
@@ -134,10 +139,15 @@ fn write_one(
     opts: &ReportOptions,
 ) -> Result<WrittenFile, ReportError> {
     let extra = &inputs.shared.extra;
+    let reached = of_org(&inputs.shared.facts, org.id)
+        .iter()
+        .filter_map(|facts| Some((facts.metric.clone(), reached(inputs, org.id, facts)?.cell())))
+        .collect();
     let text = page::render(&page::OrgPage {
         info: inputs.info,
         org,
         limits: &inputs.limits,
+        reached: &reached,
         projects: &inputs.projects,
         trials: &inputs.trials,
         charts: charts(inputs, org)?,
@@ -179,45 +189,48 @@ fn of_org<T>(by_org: &HashMap<i64, Vec<T>>, org: i64) -> &[T] {
 }
 
 /// A chart for each of the organization's metrics with a history, in the limits
-/// table's order.
+/// table's order, then the report charts.
 fn charts(inputs: &Inputs<'_>, org: &Org) -> Result<Vec<(String, String)>, ReportError> {
+    let history = &inputs.shared.extra.history;
     let mut out = Vec::new();
-    for (k, facts) in inputs
-        .shared
-        .facts
-        .get(&org.id)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let key = (org.id, facts.metric.clone());
-        let Some(points) = inputs.shared.extra.history.get(&key) else {
+    for (k, facts) in of_org(&inputs.shared.facts, org.id).iter().enumerate() {
+        let daily = history.daily(org.id, &facts.metric);
+        let points: Vec<(i64, f64)> = daily
+            .iter()
+            .filter_map(|(d, f)| Some((*d, f.used?)))
+            .collect();
+        if points.is_empty() {
             continue;
-        };
-        let history = chart::History {
+        }
+        let limits: Vec<(i64, f64)> = daily
+            .iter()
+            .filter_map(|(d, f)| Some((*d, f.limit?)))
+            .collect();
+        let reached = reached(inputs, org.id, facts).map(|r| r.clause());
+        let chart = chart::History {
             label: metric_label(&facts.metric),
             over: "the last 90 days",
             unit: &facts.unit,
-            points,
-            limit: facts.limit,
-            exhaustion: facts.exhaustion.as_deref(),
+            points: &points,
+            limits: &limits,
+            reached: reached.as_deref(),
         };
-        let svg = chart::history(&history, &format!("chart-metric-{k}"))?;
-        out.push((chart::caption(&history), svg));
+        let svg = chart::history(&chart, &format!("chart-metric-{k}"))?;
+        out.push((chart::caption(&chart), svg));
     }
     for (k, (report, points)) in inputs.report_charts.iter().enumerate() {
         let Some(points) = points.get(&org.id) else {
             continue;
         };
-        let history = chart::History {
+        let chart = chart::History {
             label: report.label,
             over: &format!("the last {} {}s", points.len(), report.period),
             unit: report.unit,
             points,
-            limit: None,
-            exhaustion: None,
+            limits: &[],
+            reached: None,
         };
-        let svg = chart::history(&history, &format!("chart-report-{k}"))?;
+        let svg = chart::history(&chart, &format!("chart-report-{k}"))?;
         let caption = format!(
             "{} at the end of each {} (from {})",
             report.label, report.period, report.report
@@ -225,4 +238,47 @@ fn charts(inputs: &Inputs<'_>, org: &Org) -> Result<Vec<(String, String)>, Repor
         out.push((caption, svg));
     }
     Ok(out)
+}
+
+/// When a metric's limit was reached (one at or over it: since when its history
+/// saw it there) or will be (the entitlements report's projection).
+fn reached<'f>(inputs: &Inputs<'_>, org: i64, facts: &'f MetricFacts) -> Option<Reached<'f>> {
+    let extra = &inputs.shared.extra;
+    if let Some(since) = extra.history.since(org, &facts.metric) {
+        return Some(Reached::Since(since, extra.history_starts));
+    }
+    let date = facts.exhaustion.as_deref()?;
+    Some(Reached::Projected(RunsOut::of(date, inputs.info.as_of)))
+}
+
+/// When a limit was or will be reached, in the page's words.
+enum Reached<'a> {
+    /// Since when the history saw the metric at or over it, with the mirror's
+    /// first day when the window holds it.
+    Since(Since, Option<NaiveDate>),
+    /// The entitlements report's projection.
+    Projected(RunsOut<'a>),
+}
+
+impl Reached<'_> {
+    /// Under the limits table's "limit reached" heading.
+    fn cell(&self) -> String {
+        match self {
+            Reached::Since(Since::On(day), _) => format!("on {}", day_label(*day)),
+            Reached::Since(Since::Before(day), first) => {
+                let first_sync = first.is_some_and(|f| day_of(f) == *day);
+                let note = if first_sync { " (the first sync)" } else { "" };
+                format!("before {}{note}", day_label(*day))
+            }
+            Reached::Projected(runs_out) => runs_out.when(),
+        }
+    }
+
+    /// After a chart's limit in its caption.
+    fn clause(&self) -> String {
+        match self {
+            Reached::Since(..) => format!("limit reached {}", self.cell()),
+            Reached::Projected(runs_out) => runs_out.clause(),
+        }
+    }
 }

@@ -3,17 +3,22 @@
 //! maud escapes every value spliced in.
 
 use super::super::PageInfo;
+use super::super::changes::detail;
+use super::super::moment::cell;
 use super::super::page::{document, source};
 use super::data::{Org, Table};
 use crate::alerts::held::Held;
 use crate::report::org_facts::{CHANGE_DAYS, ChangeRow, HISTORY_DAYS, Member};
 use maud::{Markup, PreEscaped, html};
+use std::collections::HashMap;
 
 /// What one page shows.
 pub struct OrgPage<'a> {
     pub info: &'a PageInfo<'a>,
     pub org: &'a Org,
     pub limits: &'a Table,
+    /// When each metric's limit was or will be reached (by metric), in words.
+    pub reached: &'a HashMap<String, String>,
     pub projects: &'a Table,
     pub trials: &'a Table,
     /// The metrics' history charts: (caption, SVG), in the limits' order.
@@ -64,9 +69,13 @@ fn incomplete(p: &OrgPage<'_>) -> Markup {
 }
 
 fn limits(p: &OrgPage<'_>) -> Markup {
+    let reached = |r: usize| {
+        let metric = p.limits.keys.get(r).cloned().flatten().unwrap_or_default();
+        p.reached.get(&metric).cloned().unwrap_or_default()
+    };
     html! {
         h2 id="limits" { "Limits" } "\n"
-        (table(p.limits, p.org.id, "No limits."))
+        (table(p.limits, p.org.id, "No limits.", Some(("limit reached", &reached))))
         h3 { "Use over the last " (HISTORY_DAYS) " days" } "\n"
         @if let Some(note) = &p.history_note { p.note { (note) } "\n" }
         @for (caption, svg) in &p.charts {
@@ -78,13 +87,16 @@ fn limits(p: &OrgPage<'_>) -> Markup {
 fn section(id: &str, title: &str, t: &Table, p: &OrgPage<'_>, empty: &str) -> Markup {
     html! {
         h2 id=(id) { (title) } "\n"
-        (table(t, p.org.id, empty))
+        (table(t, p.org.id, empty, None))
     }
 }
 
-/// A report table's rows of the organization; a row built from partial inputs says
-/// so in its last cell.
-fn table(t: &Table, org: i64, empty: &str) -> Markup {
+/// A column a page adds to a report table's: its header and each row's cell.
+type Added<'a> = (&'a str, &'a dyn Fn(usize) -> String);
+
+/// A report table's rows of the organization, with the `added` column; a row
+/// built from partial inputs says so in its last cell.
+fn table(t: &Table, org: i64, empty: &str, added: Option<Added<'_>>) -> Markup {
     let rows = t.of_org(org);
     let flagged = rows
         .iter()
@@ -94,10 +106,15 @@ fn table(t: &Table, org: i64, empty: &str) -> Markup {
             p.note { (empty) } "\n"
         } @else {
             table {
-                tr { @for c in t.cols { th { (c.header) } } @if flagged { th { "complete" } } } "\n"
+                tr {
+                    @for c in t.cols { th { (c.header) } }
+                    @if let Some((header, _)) = added { th { (header) } }
+                    @if flagged { th { "complete" } }
+                } "\n"
                 @for &r in rows {
                     tr class=[t.status.get(r).cloned().flatten()] {
-                        @for cells in &t.cells { td { (cells.get(r)) } }
+                        @for cells in &t.cells { td { (cell(cells.get(r))) } }
+                        @if let Some((_, of)) = added { td { (cell(&of(r))) } }
                         @if flagged {
                             td {
                                 @match t.missing.get(r).cloned().flatten() {
@@ -123,7 +140,7 @@ fn members(members: &[Member]) -> Markup {
                 tr { th { "name" } th { "e-mail" } th { "role" } th { "last seen" } th { "pending" } } "\n"
                 @for m in members {
                     tr {
-                        td { (m.name) } td { (m.email) } td { (m.role) } td { (m.last_seen) }
+                        td { (m.name) } td { (m.email) } td { (m.role) } td { (cell(&m.last_seen)) }
                         td { @if m.pending { "yes" } @else { "no" } }
                     } "\n"
                 }
@@ -139,11 +156,11 @@ fn changes(rows: &[ChangeRow]) -> Markup {
             p.note { "The mirror saw no change of this organization, its members, projects or trials." } "\n"
         } @else {
             table {
-                tr { th { "observed" } th { "change" } th { "of" } th { "field" } th { "before" } th { "after" } } "\n"
+                tr { th { "observed" } th { "change" } th { "of" } th { "what" } } "\n"
                 @for c in rows {
                     tr {
-                        td { (c.observed_at) } td { (c.kind) } td { (c.entity) }
-                        td { (c.field) } td { (c.before) } td { (c.after) }
+                        td { (cell(&c.observed_at)) } td { (c.kind) } td { (c.entity) }
+                        td { (cell(&detail(&c.kind, &c.field, &c.before, &c.after))) }
                     } "\n"
                 }
             } "\n"
@@ -155,12 +172,12 @@ fn alerts(rows: &[Held]) -> Markup {
     html! {
         h2 id="alerts" { "Alerts" } "\n"
         @if rows.is_empty() {
-            p.note { "No alert was fired for this organization (alerts are evaluated by `orgledger alerts` and the daemon)." } "\n"
+            p.note { "No alert was fired for this organization (alerts are evaluated by " code { "orgledger alerts" } " and the daemon)." } "\n"
         } @else {
             table {
                 tr { th { "since" } th { "type" } th { "condition" } } "\n"
                 @for a in rows {
-                    tr { td { (a.at) } td { (a.kind) } td { (a.text) } } "\n"
+                    tr { td { (cell(&a.at)) } td { (a.kind) } td { (a.text) } } "\n"
                 }
             } "\n"
         }
