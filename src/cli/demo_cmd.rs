@@ -113,9 +113,10 @@ pub async fn run(settings: &Settings, args: &DemoArgs) -> Result<Exit> {
         memory_per_table: crate::report::kept::MEMORY_PER_TABLE,
     };
     let outcome = tokio::task::spawn_blocking(move || crate::render::run(&report_opts)).await??;
+    // The summary ends its last line itself: one blank line before the totals.
     crate::outln!("{}", crate::render::summary(&outcome));
     crate::outln!(
-        "\n{} report files and {} organization pages (orgs/) in {} (mirror: {}); done in {:.1} s",
+        "{} report files and {} organization pages (orgs/) in {} (mirror: {}); done in {:.1} s",
         outcome.files.len(),
         outcome.pages.len(),
         outcome.dir.display(),

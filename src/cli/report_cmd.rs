@@ -192,15 +192,12 @@ fn print_outcome(outcome: &crate::render::ReportOutcome) -> Result<()> {
         format!("{}/{}", outcome.location, relative.display())
     };
     for file in &outcome.files {
-        crate::outln!("{:>8} rows  {}", file.rows, shown(&file.path));
+        crate::outln!("{:>18}  {}", file.holds, shown(&file.path));
     }
     if let Some(first) = outcome.pages.first() {
         let folder = first.path.parent().unwrap_or(&outcome.dir);
-        crate::outln!(
-            "{:>8} pages {} (one per organization)",
-            outcome.pages.len(),
-            shown(folder)
-        );
+        let pages = format!("{} pages", outcome.pages.len());
+        crate::outln!("{pages:>18}  {} (one per organization)", shown(folder));
     }
     crate::outln!(
         "reports as of {} (sync run {}) in {}",

@@ -301,6 +301,7 @@ mod tests {
             format: Format::Csv,
             path,
             rows: text.lines().count().saturating_sub(1),
+            holds: crate::render::Holds::Rows(text.lines().count().saturating_sub(1)),
             bytes: text.len() as u64,
             sha256: String::new(),
         }

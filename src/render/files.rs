@@ -182,6 +182,7 @@ impl ReportFiles {
                     format,
                     path,
                     rows,
+                    holds: crate::render::Holds::Rows(rows),
                     bytes,
                     sha256,
                 })

@@ -32,12 +32,37 @@ pub struct WrittenFile {
     pub format: Format,
     /// Where it is.
     pub path: PathBuf,
-    /// Data rows.
+    /// Data rows (the manifest's `rows`).
     pub rows: usize,
+    /// What it holds, as a person is told.
+    pub holds: Holds,
     /// Size in bytes.
     pub bytes: u64,
     /// Hex SHA-256 of the content.
     pub sha256: String,
+}
+
+/// What a file holds, as `orgledger report` lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// A report's rows (an organization's page: its limits).
+    Rows(usize),
+    /// The workbook's sheets.
+    Sheets(usize),
+    /// `index.html`: the organizations it links a page of.
+    Organizations(usize),
+}
+
+impl std::fmt::Display for Holds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (n, what) = match *self {
+            Holds::Rows(n) => (n, "row"),
+            Holds::Sheets(n) => (n, "sheet"),
+            Holds::Organizations(n) => (n, "organization"),
+        };
+        let plural = if n == 1 { "" } else { "s" };
+        f.pad(&format!("{n} {what}{plural}"))
+    }
 }
 
 /// What a run produced.

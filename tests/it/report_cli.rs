@@ -1,6 +1,7 @@
 //! `orgledger report` and `orgledger demo` through the binary: an as-of date the
-//! mirror cannot answer for is refused (exit 1) with the day its data starts, and
-//! the demo's terminal summary counts exactly what its HTML cards and CSV files say.
+//! mirror cannot answer for is refused (exit 2) with the day its data starts, the
+//! demo's terminal summary counts exactly what its HTML cards and CSV files say,
+//! and the list of files a report run prints says what each file holds.
 
 use crate::common;
 use crate::html::csv_rows;
@@ -196,4 +197,58 @@ fn demo_summary_counts_equal_the_html_cards_and_the_csv_rows() {
         (expired + expiring, expired, expiring)
     );
     assert_eq!(card(&html, "projects")["value"], flagged);
+    assert!(
+        !stdout.contains("\n\n\n"),
+        "two blank lines in a row:\n{stdout}"
+    );
+
+    the_file_list_says_what_each_file_holds(&out);
+}
+
+/// `report` over the demo's mirror in CSV, HTML and the workbook: each line of its
+/// file list counts what a person opens the file for.
+fn the_file_list_says_what_each_file_holds(demo: &Path) {
+    let out = demo.join("again");
+    let run = orgledger(&[
+        "--db",
+        utf8(&demo.join("demo.db")),
+        "report",
+        "--format",
+        "csv,html,xlsx",
+        "--out",
+        utf8(&out),
+    ]);
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let reports = report_dir(&out);
+    // The number at the start of the line that lists `file`, and the word after it.
+    let holds = |file: &str| -> (usize, String) {
+        let line = stdout
+            .lines()
+            .find(|l| l.ends_with(file))
+            .unwrap_or_else(|| panic!("no line for {file}:\n{stdout}"));
+        let mut words = line.split_whitespace();
+        let n = words.next().and_then(|w| w.parse().ok()).expect("a count");
+        (n, words.next().unwrap_or("").to_string())
+    };
+    let pages = std::fs::read_dir(reports.join("orgs"))
+        .expect("orgs/")
+        .count();
+    assert_eq!(holds("index.html"), (pages, "organizations".to_string()));
+    let rows = csv_rows(&reports.join("entitlements.csv")).len();
+    assert_eq!(holds("entitlements.csv"), (rows, "rows".to_string()));
+    let book = std::fs::read_dir(&reports)
+        .expect("report folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "xlsx"))
+        .expect("the workbook");
+    let sheets = calamine::open_workbook_auto(&book)
+        .map(|b| calamine::Reader::sheet_names(&b).len())
+        .expect("the workbook opens");
+    let name = book.file_name().and_then(|n| n.to_str()).expect("name");
+    assert_eq!(holds(name), (sheets, "sheets".to_string()));
 }

@@ -43,12 +43,13 @@ pub struct Shown<'a> {
 }
 
 /// Builds the page text from what it shows; `files` are the report files written
-/// next to it (the CSV ones are linked).
+/// next to it (the CSV ones are linked). Returns it with the rows of its action
+/// tables and the organizations it links a page of.
 pub fn render(
     info: &PageInfo<'_>,
     shown: &Shown<'_>,
     files: &[WrittenFile],
-) -> Result<(String, usize), ReportError> {
+) -> Result<(String, usize, usize), ReportError> {
     let (tables, attention) = (shown.tables, shown.attention);
     let today = crate::calendar::day_of(info.as_of);
     let t = info.thresholds;
@@ -112,7 +113,7 @@ pub fn render(
     .iter()
     .filter_map(|t| t.as_ref().map(|t| t.rows.len()))
     .sum();
-    Ok((page::render(&parts), rows))
+    Ok((page::render(&parts), rows, parts.orgs.len()))
 }
 
 /// Writes `index.html` into `dir` (through a temporary name, as every report file).
@@ -124,7 +125,7 @@ pub fn write(
     files: &[WrittenFile],
     mode: crate::file_mode::FileMode,
 ) -> Result<WrittenFile, ReportError> {
-    let (text, rows) = render(info, shown, files)?;
+    let (text, rows, orgs) = render(info, shown, files)?;
     let path = dir.join(FILE);
     let (sha256, bytes) = write_bytes(&path, text.as_bytes(), mode)?;
     Ok(WrittenFile {
@@ -132,6 +133,7 @@ pub fn write(
         format: Format::Html,
         path,
         rows,
+        holds: crate::render::Holds::Organizations(orgs),
         bytes,
         sha256,
     })

@@ -140,6 +140,8 @@ impl Book {
             format: Format::Xlsx,
             path,
             rows: sheets.iter().map(|s| s.rows).sum(),
+            // The report sheets, "Needs action" and "About".
+            holds: crate::render::Holds::Sheets(sheets.len() + 2),
             bytes,
             sha256,
         })

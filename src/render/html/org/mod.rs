@@ -165,6 +165,7 @@ fn write_one(
         format: Format::Html,
         path,
         rows: inputs.limits.of_org(org.id).len(),
+        holds: crate::render::Holds::Rows(inputs.limits.of_org(org.id).len()),
         bytes,
         sha256,
     })
