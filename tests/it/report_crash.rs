@@ -1,6 +1,7 @@
 //! A report killed with `kill -9` at any moment leaves nothing of its data in the
 //! temporary folder: a table it keeps on disk for its later steps is an anonymous
-//! file, which no name points at from the moment it exists.
+//! file, which no name points at from the moment it exists; files on their way to
+//! an object store wait beside the mirror, where the next run clears them.
 
 use crate::common;
 use orgledger::mirror::runs::RunStatus;
@@ -75,4 +76,59 @@ async fn a_report_killed_at_any_moment_leaves_no_file_in_the_temporary_folder() 
             share * 100.0
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_killed_on_their_way_to_a_store_leave_nothing_past_the_next_run() {
+    let sb = common::sandbox(Profile::Small).await;
+    let (dir, db) = common::scratch();
+    let run = sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
+        .await
+        .expect("a sync runs");
+    assert_eq!(run.status, RunStatus::Succeeded, "{:?}", run.errors);
+    let tmp = tempfile::tempdir().expect("a temporary folder of the test's own");
+    let store = format!("file://{}", dir.path().join("store").display());
+    let as_of = common::start_date().to_string();
+    let report = || {
+        let mut cmd = common::orgledger(&db);
+        cmd.args([
+            "report",
+            "--as-of",
+            &as_of,
+            "--format",
+            "csv,json,xlsx",
+            "--out",
+            &store,
+        ])
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+        cmd
+    };
+    let started = Instant::now();
+    assert!(report().status().expect("a report runs").success());
+    let took = started.elapsed();
+    let staging = orgledger::output::staging::root(&db);
+    for share in [0.2, 0.5, 0.8] {
+        let mut child = report().spawn().expect("a report starts");
+        std::thread::sleep(took.mul_f64(share).max(Duration::from_millis(5)));
+        child.kill().expect("kill -9");
+        child.wait().expect("the killed report is reaped");
+        assert_eq!(
+            left_in(tmp.path()),
+            Vec::<String>::new(),
+            "nothing in TMPDIR"
+        );
+    }
+    assert!(
+        !left_in(&staging).is_empty(),
+        "a killed run leaves its staging folder beside the mirror"
+    );
+    // The next run removes what the killed ones left beside the mirror, and its own.
+    assert!(report().status().expect("a report runs").success());
+    assert_eq!(
+        left_in(&staging),
+        Vec::<String>::new(),
+        "nothing staged is left"
+    );
 }
