@@ -243,11 +243,7 @@ fn history(
     let mut tables: Vec<(NaiveDate, DataFrame)> = days
         .iter()
         .map(|&day| {
-            let reading = Reading {
-                opts,
-                extract: &extract,
-                as_of: day,
-            };
+            let reading = Reading::new(opts, &extract, day);
             reading.run(entitlements::usage).map(|df| (day, df))
         })
         .collect::<Result<_, _>>()?;

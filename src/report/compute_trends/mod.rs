@@ -558,8 +558,6 @@ crate::report::tables::report_table! {
         compute_seconds: float,
         rolling_30d: float,
         rolling_30d_prev: float,
-        complete: flag,
-        missing: text,
     }
 }
 
