@@ -10,6 +10,14 @@ use orgledger::sync;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// The files in `dir`, none when it does not exist (yet).
+fn left_in_or_none(dir: &Path) -> Vec<String> {
+    match dir.is_dir() {
+        true => left_in(dir),
+        false => Vec::new(),
+    }
+}
+
 /// The files left in `dir`.
 fn left_in(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -109,9 +117,22 @@ async fn reports_killed_on_their_way_to_a_store_leave_nothing_past_the_next_run(
     assert!(report().status().expect("a report runs").success());
     let took = started.elapsed();
     let staging = orgledger::output::staging::root(&db);
-    for share in [0.2, 0.5, 0.8] {
+    for share in [0.0, 0.2, 0.5] {
         let mut child = report().spawn().expect("a report starts");
-        std::thread::sleep(took.mul_f64(share).max(Duration::from_millis(5)));
+        // Killed once its staging folder exists, at points of the rest of its run.
+        let own = format!("{}-", child.id());
+        let waited = Instant::now();
+        while !left_in_or_none(&staging)
+            .iter()
+            .any(|n| n.starts_with(&own))
+        {
+            assert!(
+                waited.elapsed() < Duration::from_secs(30),
+                "no staging folder"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(took.mul_f64(share));
         child.kill().expect("kill -9");
         child.wait().expect("the killed report is reaped");
         assert_eq!(
