@@ -445,6 +445,11 @@ pub struct ForgetArgs {
     /// sync would store their data again.
     #[arg(long)]
     pub keep_redacted: bool,
+    /// Erase what can be even when something in the mirror cannot be looked
+    /// through (a stored document that does not decode), and list what was left
+    /// unchecked. Without it, such a mirror is refused, with nothing erased.
+    #[arg(long)]
+    pub leave_unchecked: bool,
 }
 
 /// `status` options.

@@ -166,6 +166,11 @@ async fn lock_and_open(
             "marked runs left `running` by a crash as aborted"
         );
     }
+    // An erasure cut short before its file rewrite left copies in free pages: the
+    // rewrite is done before this run writes anything.
+    if let Err(e) = mirror::forget::finish_rewrite(&conn, db) {
+        tracing::warn!(error = %e, "the file rewrite an earlier erasure owes is not done yet");
+    }
     Ok((lock, conn))
 }
 
