@@ -239,9 +239,14 @@ struct Tries {
 
 impl Tries {
     /// The wait before the next attempt, or `None` when `error` ends the call. A
-    /// 429's wait is the throttle's (every request waits its `Retry-After`), so
-    /// the next attempt goes as soon as the throttle lets it.
-    fn next_delay(&mut self, error: &ApiError, backoff: &Backoff) -> Option<Duration> {
+    /// 429's wait is the throttle's to say (every request waits its `Retry-After`,
+    /// or amid failures this one alone).
+    fn next_delay(
+        &mut self,
+        error: &ApiError,
+        backoff: &Backoff,
+        throttle: &Throttle,
+    ) -> Option<Duration> {
         match error.retry() {
             Retry::Final => None,
             Retry::Refused => {
@@ -250,7 +255,8 @@ impl Tries {
             }
             Retry::RateLimited => {
                 self.limited += 1;
-                (self.limited < RATE_LIMITED_ATTEMPTS).then_some(Duration::ZERO)
+                (self.limited < RATE_LIMITED_ATTEMPTS)
+                    .then(|| throttle.own_wait(error.retry_after()))
             }
             Retry::Transient => {
                 let delay = (self.retries < backoff.max_retries)
@@ -601,7 +607,7 @@ impl Client {
             let delay = if outage {
                 Some(Duration::ZERO)
             } else {
-                tries.next_delay(&error, &self.cfg.backoff)
+                tries.next_delay(&error, &self.cfg.backoff, &self.throttle)
             };
             let Some(delay) = delay else {
                 return Err(Failure {

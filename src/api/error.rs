@@ -14,8 +14,9 @@ pub enum Retry {
     /// fetched again at the end of a sync.
     Transient,
     /// The service asked to slow down (429): the throttle makes every request wait
-    /// its `Retry-After` (`crate::api::throttle`), and the document is tried again
-    /// then, with none of its retries spent, up to
+    /// its `Retry-After` (amid failures, this request alone;
+    /// `crate::api::throttle`), and the document is tried again then, with none of
+    /// its retries spent, up to
     /// [`crate::api::pacing::RATE_LIMITED_ATTEMPTS`] times; it is fetched again at
     /// the end of a sync like a transient failure.
     RateLimited,

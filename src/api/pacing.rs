@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// 429 answers one document may get in one pass. A 429 spends none of the
-/// document's retries (the throttle waits its `Retry-After` for every request,
+/// document's retries (its `Retry-After` is the throttle's to wait,
 /// `crate::api::throttle`), but a service that answers one document 429 whatever
 /// the pace refuses that document, not the pace: paced, under 5 % of answers are
 /// 429, so ten to one document in one pass come once in 10^13, and at 10 % of

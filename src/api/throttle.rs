@@ -9,10 +9,10 @@
 //! one is fetched at full speed. `--rps` (`pacing::RateLimiter`) stays a hard cap on
 //! top.
 //!
-//! Every 429 makes all requests wait its `Retry-After`, once: the throttle owns
-//! that wait ([`MAX_RETRY_AFTER`] at most), and a document answered 429 is tried
-//! again when it ends, with none of its retries spent (`api::client`). Only a 429
-//! that shows a limit changes the pace. A service past its limit refuses
+//! A 429 makes all requests wait its `Retry-After`, once: the throttle owns that
+//! wait ([`MAX_RETRY_AFTER`] at most), and a document answered 429 is tried again
+//! when it ends, with none of its retries spent (`api::client`). Only a 429 that
+//! shows a limit changes the pace. A service past its limit refuses
 //! everything until its window turns, so the requests in flight meet it together
 //! ([`BURST`] 429s in a row), and once paced it refuses when the pace presses
 //! against the ceiling. A gateway that sheds a request now and then answers one
@@ -21,7 +21,10 @@
 //! nothing more. And a pace measured while the service is failing (server errors
 //! among its last answers, [`FAILING`]) is not its limit: the answers of that
 //! second are what the failures, their retries' backoff and the pauses left, and
-//! 429s that come among failures come at random, so they pause and never pace.
+//! 429s that come among failures come at random. Such a 429 never paces, and
+//! pauses only its own request: when one answer in ten is a 429, pausing every
+//! request for each would hold a sync of eight requests in flight to about one
+//! batch a second.
 
 use crate::api::pacing::Spacing;
 use std::collections::VecDeque;
@@ -165,6 +168,10 @@ impl State {
     fn limited(&mut self, now: Instant, sent: Instant, retry_after: Option<u64>) {
         self.limited += 1;
         self.in_a_row += 1;
+        if self.failing() {
+            tracing::debug!("a 429 amid failures: its request waits, the others go on");
+            return;
+        }
         if self.paused.is_none_or(|paused| sent >= paused) {
             self.pause(now, retry_after);
         }
@@ -172,18 +179,12 @@ impl State {
             return;
         }
         let accepted = self.accepted_last_second(now) as f64;
-        let failing = self.failing();
-        let shows_limit = !failing
-            && (self.in_a_row >= BURST
-                || self
-                    .ceiling
-                    .is_some_and(|ceiling| accepted >= ceiling * DECREASE));
+        let shows_limit = self.in_a_row >= BURST
+            || self
+                .ceiling
+                .is_some_and(|ceiling| accepted >= ceiling * DECREASE);
         if !shows_limit {
-            tracing::debug!(
-                accepted,
-                failing,
-                "a 429 that shows no limit: paused, the pace is kept"
-            );
+            tracing::debug!(accepted, "a lone 429: paused, the pace is kept");
             return;
         }
         self.cut = true;
@@ -202,6 +203,16 @@ impl State {
             }
         }
         tracing::debug!(ceiling = ?self.ceiling, "rate limited by the service");
+    }
+
+    /// What a request answered 429 at `now` waits on its own: nothing while a
+    /// pause holds every request (it waits that in [`Throttle::wait`]), else its
+    /// `Retry-After` (a 429 amid failures paused no one else).
+    fn own_wait(&self, now: Instant, retry_after: Option<u64>) -> Duration {
+        match self.resume {
+            Some(resume) if resume > now => Duration::ZERO,
+            _ => retry_after.map_or(DEFAULT_PAUSE, honoured),
+        }
     }
 
     /// Every request waits the 429's `Retry-After`; the pace starts again after it.
@@ -256,11 +267,19 @@ impl Throttle {
     /// The service answered 429 to a request sent at `sent`: every request waits
     /// for the `Retry-After` (once per burst: 429s to requests sent before the
     /// pause began extend it no further). When the 429 shows a limit ([`BURST`]
-    /// in a row, or paced and at the ceiling) and the service is not failing, the
-    /// ceiling drops to a share of the pace, once per burst; any other 429 leaves
-    /// the pace as it was.
+    /// in a row, or paced and at the ceiling), the ceiling drops to a share of the
+    /// pace, once per burst; any other 429 leaves the pace as it was. While the
+    /// service is failing, a 429 changes nothing: only its request waits
+    /// ([`Throttle::own_wait`]).
     pub fn limited(&self, sent: Instant, retry_after: Option<u64>) {
         self.lock().limited(Instant::now(), sent, retry_after);
+    }
+
+    /// What a request answered 429 waits before it is tried again, besides
+    /// [`Throttle::wait`]: nothing when the 429 paused every request, its own
+    /// `Retry-After` when it came amid failures and paused no one else.
+    pub fn own_wait(&self, retry_after: Option<u64>) -> Duration {
+        self.lock().own_wait(Instant::now(), retry_after)
     }
 
     /// 429 answers since the last reset.
@@ -318,6 +337,11 @@ mod tests {
         // nothing to measure a limit by, and nothing shows one.
         s.limited(t0 + ms(5), t0, Some(1));
         assert_eq!((s.ceiling, s.limited), (None, 1));
+        assert_eq!(
+            s.own_wait(t0 + ms(6), Some(1)),
+            Duration::ZERO,
+            "all wait it"
+        );
         let resumed = s.slot(t0 + ms(6));
         assert_eq!(resumed, t0 + ms(1005), "Retry-After");
         assert_eq!(run(&mut s, resumed, 500), resumed, "full speed after it");
@@ -431,15 +455,17 @@ mod tests {
     }
 
     #[test]
-    fn a_burst_of_429s_amid_server_errors_pauses_and_never_paces() {
+    fn a_burst_of_429s_amid_server_errors_holds_back_only_its_requests_and_never_paces() {
         let mut s = State::default();
         let t0 = Instant::now();
         let last = failing(&mut s, t0, 30);
         burst(&mut s, last, last, Some(1));
         assert_eq!(s.ceiling, None, "not a limit: the service is failing");
-        assert_eq!(s.slot(last), last + SECOND, "but it waits");
+        assert_eq!(s.slot(last), last, "the others go on");
+        assert_eq!(s.own_wait(last, Some(1)), SECOND, "its request waits");
+        assert_eq!(s.own_wait(last, None), DEFAULT_PAUSE);
         // Paced by a limit measured while healthy, then failing: a 429 at the
-        // ceiling pauses, and the pace stays.
+        // ceiling leaves the pace.
         let mut s = State::default();
         paced_at_80(&mut s, t0);
         let now = failing(&mut s, t0 + SECOND, 80);
