@@ -909,7 +909,9 @@ pub fn markdown() -> String {
          exported, reported or readable by `query`), `erasures` (one row per person erased by \
          `orgledger forget` or the retention of people who left: `user_id`, `at`, `reason` \
          request/retention, `keep_redacted`: later syncs store their personal fields redacted; \
-         never what was erased).\n\n\
+         never what was erased). `PRAGMA user_version` has its lowest bit set while the file \
+         rewrite an erasure owes is not done (a crash or a reader cut it short); the next \
+         `orgledger forget` or sync does it.\n\n\
          Derived: `daily_series` (one row per white label user with live daily metrics: \
          `user_id` and `series`, their days' CPU, GPU and compute seconds and storage bytes \
          added and deleted packed in one blob, rewritten with the user's `daily_metrics` \

@@ -90,7 +90,7 @@ impl std::fmt::Display for Unchecked {
 }
 
 /// The first few of `items`, and how many more.
-pub fn listed(items: &[Unchecked]) -> String {
+fn listed(items: &[Unchecked]) -> String {
     const SHOWN: usize = 5;
     let mut text = items
         .iter()
