@@ -48,7 +48,8 @@ pub(super) fn spawn_sandbox_with(args: &BenchArgs, faults: &[String]) -> Result<
     let exe = std::env::current_exe().context("cannot find the orgledger executable")?;
     let profile = format!("{:?}", args.profile).to_lowercase();
     let mut command = Command::new(exe);
-    command.args(["-q", "sandbox", "--profile", &profile, "--seed", "7"]);
+    let seed = args.seed.to_string();
+    command.args(["-q", "sandbox", "--profile", &profile, "--seed", &seed]);
     let faults: Vec<String> = (args.latency_ms > 0)
         .then(|| format!("latency={}", args.latency_ms))
         .into_iter()
