@@ -295,6 +295,16 @@ impl<'a> Ctx<'a> {
         )
     }
 
+    /// The report's `whitelabels` section, which the trend reports share: each
+    /// white label's id and name (`whitelabel_names` in queries/attribution.sql).
+    pub(crate) fn read_whitelabels(&self) -> Result<DataFrame, ReportError> {
+        let needs = [
+            ("whitelabel_id", Kind::Int),
+            ("whitelabel_name", Kind::Text),
+        ];
+        self.read("whitelabels", &needs)
+    }
+
     /// Runs a section of the report's SQL as of T, handing its rows to `each` in
     /// frames of at most [`frame::BATCH_ROWS`] rows ([`frame::read_sql_batches`]).
     pub(crate) fn read_batches(

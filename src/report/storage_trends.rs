@@ -176,13 +176,7 @@ fn organizations(ctx: &Ctx<'_>) -> Result<Vec<Org>, ReportError> {
 }
 
 fn whitelabel_names(ctx: &Ctx<'_>) -> Result<HashMap<i64, Option<String>>, ReportError> {
-    let df = ctx.read(
-        "whitelabels",
-        &[
-            ("whitelabel_id", Kind::Int),
-            ("whitelabel_name", Kind::Text),
-        ],
-    )?;
+    let df = ctx.read_whitelabels()?;
     let t = Table::new(ctx.report(), &df);
     let names = t.text("whitelabel_name")?;
     Ok(t.int("whitelabel_id")?

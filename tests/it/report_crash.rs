@@ -5,8 +5,8 @@
 
 use crate::common;
 use orgledger::mirror::runs::RunStatus;
-use orgledger::sandbox::Profile;
 use orgledger::sync;
+use orgledger_sandbox::{Profile, SandboxHandle};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -27,8 +27,14 @@ fn left_in(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_report_killed_at_any_moment_leaves_no_file_in_the_temporary_folder() {
+/// A mirror of the small world after one sync, and a temporary folder of the
+/// test's own for the reports' TMPDIR.
+async fn synced() -> (
+    SandboxHandle,
+    tempfile::TempDir,
+    std::path::PathBuf,
+    tempfile::TempDir,
+) {
     let sb = common::sandbox(Profile::Small).await;
     let (dir, db) = common::scratch();
     let run = sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
@@ -36,6 +42,12 @@ async fn a_report_killed_at_any_moment_leaves_no_file_in_the_temporary_folder() 
         .expect("a sync runs");
     assert_eq!(run.status, RunStatus::Succeeded, "{:?}", run.errors);
     let tmp = tempfile::tempdir().expect("a temporary folder of the test's own");
+    (sb, dir, db, tmp)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_killed_at_any_moment_leaves_no_file_in_the_temporary_folder() {
+    let (_sb, dir, db, tmp) = synced().await;
     let as_of = common::start_date().to_string();
     // Every table the later steps read back waits on disk.
     let report = |out: &str| {
@@ -88,13 +100,7 @@ async fn a_report_killed_at_any_moment_leaves_no_file_in_the_temporary_folder() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reports_killed_on_their_way_to_a_store_leave_nothing_past_the_next_run() {
-    let sb = common::sandbox(Profile::Small).await;
-    let (dir, db) = common::scratch();
-    let run = sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
-        .await
-        .expect("a sync runs");
-    assert_eq!(run.status, RunStatus::Succeeded, "{:?}", run.errors);
-    let tmp = tempfile::tempdir().expect("a temporary folder of the test's own");
+    let (_sb, dir, db, tmp) = synced().await;
     let store = format!("file://{}", dir.path().join("store").display());
     let as_of = common::start_date().to_string();
     let report = || {
