@@ -19,14 +19,18 @@ SELECT whitelabel_id, whitelabel_name FROM whitelabel_names;
 
 -- part: users
 -- Each white label user's white label and the storage of its latest daily record on
--- or before :as_of (`total_bytes`, on `last_day`), with its first record's day: one
--- index seek per user, not a scan of daily_metrics.
-WITH days AS (
+-- or before :as_of (`total_bytes`, on `last_day`), with its first record's day: an
+-- index seek per user and end (ORDER BY ... LIMIT 1: MIN and MAX over the as-of view
+-- read every record of the user), then one for the record (MATERIALIZED: folded into
+-- the join, the days were looked up for every row of daily_metrics).
+WITH days AS MATERIALIZED (
     SELECT u.id AS user_id, u.whitelabel_id,
-           (SELECT MIN(x.day) FROM daily_metrics x
-             WHERE x.user_id = u.id AND x.day <= :as_of) AS first_day,
-           (SELECT MAX(x.day) FROM daily_metrics x
-             WHERE x.user_id = u.id AND x.day <= :as_of) AS last_day
+           (SELECT x.day FROM daily_metrics x
+             WHERE x.user_id = u.id AND x.day <= :as_of
+             ORDER BY x.day LIMIT 1) AS first_day,
+           (SELECT x.day FROM daily_metrics x
+             WHERE x.user_id = u.id AND x.day <= :as_of
+             ORDER BY x.day DESC LIMIT 1) AS last_day
     FROM users_with_whitelabel u
 )
 SELECT days.user_id, days.whitelabel_id, days.first_day, days.last_day,

@@ -11,7 +11,8 @@
 //!
 //! Admin routes (outside `/v1/api`, never faulted; all but health need the white label
 //! JWT in `x-jwt-token`): `POST /sandbox/advance?days=N`, `POST /sandbox/fail?path=..&status=..`
-//! (that exact path fails persistently), `DELETE /sandbox/fail?path=..`,
+//! (that exact path fails persistently, or `&times=N` for its next N requests),
+//! `DELETE /sandbox/fail?path=..`,
 //! `POST /sandbox/override?path=..&status=200&content_type=..` (the request body, up to
 //! 64 MB, is served byte for byte for that exact path from then on: the bad-response
 //! corpus uses it), `DELETE /sandbox/override?path=..`,

@@ -30,11 +30,19 @@ pub(crate) struct AppState {
     /// The world clock in seconds, for the `Date` header without taking the lock.
     clock: AtomicI64,
     faults: FaultInjector,
-    /// Paths made to fail persistently through `/sandbox/fail`.
-    failing: Mutex<HashMap<String, u16>>,
+    /// Paths made to fail through `/sandbox/fail`.
+    failing: Mutex<HashMap<String, Failing>>,
     /// Paths answered with a fixed response through `/sandbox/override`.
     overrides: Mutex<HashMap<String, Canned>>,
     cache: Mutex<HashMap<CacheKey, (u64, Bytes)>>,
+}
+
+/// A path made to fail through `/sandbox/fail`: its status, and how many more
+/// requests it fails (`None`: until healed).
+#[derive(Debug, Clone, Copy)]
+struct Failing {
+    status: u16,
+    left: Option<u32>,
 }
 
 /// A response installed by `/sandbox/override`, served as is (raw bytes).
@@ -115,9 +123,20 @@ impl AppState {
         r
     }
 
+    /// The status a failing path answers this request with, counted against its
+    /// number of failures.
     fn failing_status(&self, path: &str) -> Option<u16> {
-        let failing = self.failing.lock().unwrap_or_else(|e| e.into_inner());
-        failing.get(path).copied()
+        let mut failing = self.failing.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = failing.get_mut(path)?;
+        let status = entry.status;
+        match &mut entry.left {
+            Some(1) => {
+                failing.remove(path);
+            }
+            Some(left) => *left -= 1,
+            None => {}
+        }
+        Some(status)
     }
 
     fn canned(&self, path: &str) -> Option<Canned> {
@@ -538,7 +557,13 @@ async fn inject_faults(State(s): State<Shared>, req: Request, next: Next) -> Res
         return resp;
     }
     if let Some(status) = s.failing_status(&path) {
-        return ApiError::new(status, "injected failure (/sandbox/fail)").into_response();
+        let mut resp = ApiError::new(status, "injected failure (/sandbox/fail)").into_response();
+        if status == 429 {
+            s.faults.rate_limited();
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        return resp;
     }
     if let Some(canned) = s.canned(&path) {
         return canned.into_response();
@@ -645,7 +670,8 @@ async fn advance(State(s): State<Shared>, headers: HeaderMap, query: QueryMap) -
     Ok(ok(clock_body(&s)))
 }
 
-/// `POST /sandbox/fail?path=/v1/api/...&status=500`: that exact path fails from now on.
+/// `POST /sandbox/fail?path=/v1/api/...&status=500[&times=N]`: that exact path fails from
+/// now on, or for its next N requests.
 async fn fail(State(s): State<Shared>, headers: HeaderMap, query: QueryMap) -> Answer {
     require_jwt(&s, &headers)?;
     let params = query_params(query)?;
@@ -658,10 +684,16 @@ async fn fail(State(s): State<Shared>, headers: HeaderMap, query: QueryMap) -> A
             .filter(|c| (400..=599).contains(c))
             .ok_or_else(|| ApiError::bad_request(format!("status must be 400-599, got `{raw}`")))?,
     };
+    let left = match params.get("times") {
+        None => None,
+        Some(raw) => Some(raw.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+            ApiError::bad_request(format!("times must be a whole number from 1, got `{raw}`"))
+        })?),
+    };
     s.failing
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(path.clone(), status);
+        .insert(path.clone(), Failing { status, left });
     Ok(ok(&br#"{"success":true}"#[..]))
 }
 

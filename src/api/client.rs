@@ -17,7 +17,7 @@ use crate::api::models::{
 use crate::api::operation::{self as op, Operation};
 use crate::api::origin;
 use crate::api::outage::{Gate, OutagePolicy, Phase, Turn, span};
-use crate::api::pacing::{Backoff, REFUSED_ATTEMPTS, RateLimiter};
+use crate::api::pacing::{Backoff, RATE_LIMITED_ATTEMPTS, REFUSED_ATTEMPTS, RateLimiter};
 use crate::api::secret::Secret;
 use crate::api::throttle::Throttle;
 use chrono::{DateTime, Utc};
@@ -227,23 +227,36 @@ fn grow_within(body: &mut Vec<u8>, more: usize, limit: usize) {
     }
 }
 
-/// What one document's attempts have spent so far: transient failures and
+/// What one document's attempts have spent so far: transient failures, 429s and
 /// deliberate refusals each have a budget of their own.
 #[derive(Debug, Default)]
 struct Tries {
     attempts: u32,
     retries: u32,
+    limited: u32,
     refusals: u32,
 }
 
 impl Tries {
-    /// The wait before the next attempt, or `None` when `error` ends the call.
-    fn next_delay(&mut self, error: &ApiError, backoff: &Backoff) -> Option<Duration> {
+    /// The wait before the next attempt, or `None` when `error` ends the call. A
+    /// 429's wait is the throttle's to say (every request waits its `Retry-After`,
+    /// or amid failures this one alone).
+    fn next_delay(
+        &mut self,
+        error: &ApiError,
+        backoff: &Backoff,
+        throttle: &Throttle,
+    ) -> Option<Duration> {
         match error.retry() {
             Retry::Final => None,
             Retry::Refused => {
                 self.refusals += 1;
                 (self.refusals < REFUSED_ATTEMPTS).then(|| backoff.delay(self.refusals - 1, None))
+            }
+            Retry::RateLimited => {
+                self.limited += 1;
+                (self.limited < RATE_LIMITED_ATTEMPTS)
+                    .then(|| throttle.own_wait(error.retry_after()))
             }
             Retry::Transient => {
                 let delay = (self.retries < backoff.max_retries)
@@ -594,7 +607,7 @@ impl Client {
             let delay = if outage {
                 Some(Duration::ZERO)
             } else {
-                tries.next_delay(&error, &self.cfg.backoff)
+                tries.next_delay(&error, &self.cfg.backoff, &self.throttle)
             };
             let Some(delay) = delay else {
                 return Err(Failure {
@@ -850,17 +863,20 @@ impl Client {
             }
         }
         self.traffic.requests.fetch_add(1, Ordering::Relaxed);
-        let response = request
-            .send()
-            .await
-            .map_err(|e| self.transport_error(operation, &url, e))?;
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => {
+                self.throttle.unanswered();
+                return Err(self.transport_error(operation, &url, e));
+            }
+        };
         let status = response.status().as_u16();
         let server_time = header_time(&response);
         let retry_after = crate::api::pacing::retry_after(response.headers());
         if status == 429 {
             self.throttle.limited(sent, retry_after);
         } else {
-            self.throttle.accepted();
+            self.throttle.answered(status);
         }
         Ok(Sent {
             _permit: permit,

@@ -9,10 +9,17 @@ use crate::api::operation::Operation;
 /// How a failed call is tried again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Retry {
-    /// The service or the way to it failed (no connection, a timeout, 408, 429,
-    /// 5xx, a body that arrived broken): retried with backoff, and the document is
+    /// The service or the way to it failed (no connection, a timeout, 408, 5xx, a
+    /// body that arrived broken): retried with backoff, and the document is
     /// fetched again at the end of a sync.
     Transient,
+    /// The service asked to slow down (429): the throttle makes every request wait
+    /// its `Retry-After` (amid failures, this request alone;
+    /// `crate::api::throttle`), and the document is tried again then, with none of
+    /// its retries spent, up to
+    /// [`crate::api::pacing::RATE_LIMITED_ATTEMPTS`] times; it is fetched again at
+    /// the end of a sync like a transient failure.
+    RateLimited,
     /// The service answered on purpose that it will not serve this document (200
     /// with `success: false`): tried a few times within seconds
     /// ([`crate::api::pacing::REFUSED_ATTEMPTS`]), in case the refusal passes, and
@@ -21,6 +28,14 @@ pub enum Retry {
     /// Trying again cannot help (another 4xx, a body over the limit, a redirect
     /// that is not followed, an invalid request).
     Final,
+}
+
+impl Retry {
+    /// Whether a document whose tries of the first pass ended so is fetched
+    /// again at the end of a sync.
+    pub fn again_at_the_end(self) -> bool {
+        matches!(self, Retry::Transient | Retry::RateLimited)
+    }
 }
 
 /// A failed call.
@@ -155,9 +170,8 @@ impl ApiError {
                 Retry::Transient
             }
             ApiError::Unsuccessful { .. } => Retry::Refused,
-            ApiError::Http { status, .. } if matches!(status, 408 | 429) || *status >= 500 => {
-                Retry::Transient
-            }
+            ApiError::Http { status: 429, .. } => Retry::RateLimited,
+            ApiError::Http { status, .. } if *status == 408 || *status >= 500 => Retry::Transient,
             ApiError::Http { .. }
             | ApiError::TooLarge { .. }
             | ApiError::Redirected { .. }

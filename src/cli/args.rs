@@ -477,6 +477,11 @@ pub struct ForgetArgs {
     /// sync would store their data again.
     #[arg(long)]
     pub keep_redacted: bool,
+    /// Erase what can be even when something in the mirror cannot be looked
+    /// through (a stored document that does not decode), and list what was left
+    /// unchecked. Without it, such a mirror is refused, with nothing erased.
+    #[arg(long)]
+    pub leave_unchecked: bool,
 }
 
 /// `status` options.
@@ -734,6 +739,14 @@ pub struct BenchArgs {
     /// Requests per second of the service with a limit (`faults`; 0: none).
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub limit_rps: u32,
+    /// Faults of a service that fails in several ways at once, e.g.
+    /// `5xx=0.3,429=0.1,malformed=0.05,truncated=0.05,envelope=0.05` (`faults`:
+    /// --runs syncs against it, each one's time and their spread).
+    #[arg(long, value_name = "SPEC")]
+    pub mix: Option<String>,
+    /// Seed of the sandbox's world and of its faults.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
 }
 
 /// What `bench` measures.
@@ -752,9 +765,10 @@ pub enum BenchTarget {
     /// the mirror's size after each and the bytes each table added (not part of
     /// `all`).
     History,
-    /// Syncs against a service that answers 429 at random (--random-429) and one
-    /// that allows --limit-rps requests a second, each --runs times, against
-    /// fault-free syncs: the time, the 429s and the bound of each (not part of `all`).
+    /// Syncs against a service that answers 429 at random (--random-429, 0: none),
+    /// one that allows --limit-rps requests a second and one that fails in several
+    /// ways at once (--mix), each --runs times, against fault-free syncs: the time,
+    /// the 429s and the bound of each (not part of `all`).
     Faults,
     /// Sync, reports, export and alerts.
     All,

@@ -1,10 +1,11 @@
-//! `orgledger bench faults`: what 429 answers cost a sync. Three sandboxes of the
-//! same world and latency: one without faults (the fault-free time, the median of
-//! its runs), one that answers a share of all requests 429 at random (each run's
-//! time against its bound: the fault-free time, 1.2 s per 429 the sandbox counted,
-//! and 1 s), and one that allows N requests a second (the pace the sync kept
-//! against N). Every run syncs into a new mirror; the 429s are the sandbox's count
-//! (`GET /sandbox/stats`), not the client's.
+//! `orgledger bench faults`: what 429 answers and a failing service cost a sync.
+//! Sandboxes of the same world and latency: one without faults (the fault-free
+//! time, the median of its runs), one that answers a share of all requests 429 at
+//! random (each run's time against its bound: the fault-free time, 1.2 s per 429
+//! the sandbox counted, and 1 s), one that allows N requests a second (the pace
+//! the sync kept against N), and one that fails in several ways at once (`--mix`:
+//! each run's time and their spread). Every run syncs into a new mirror; the 429s
+//! are the sandbox's count (`GET /sandbox/stats`), not the client's.
 
 use super::bench_cmd::{SandboxProcess, ScratchDir, spawn_sandbox_with};
 use crate::api::client::JWT_HEADER;
@@ -99,12 +100,34 @@ pub async fn run(args: &BenchArgs) -> Result<Value> {
     let clean = timed_syncs(args, &[], runs.min(3)).await?;
     let clean_s = median(clean.iter().map(|t| t.seconds).collect());
     crate::outln!(
-        "{profile}, latency {latency} ms: fault-free sync {clean_s:.2} s (median of {}), {} requests",
+        "{profile}, seed {}, latency {latency} ms: fault-free sync {clean_s:.2} s (median of {}), {} requests",
+        args.seed,
         clean.len(),
         clean.first().map_or(0, |t| t.requests)
     );
+    let mut figures = json!({
+        "profile": profile,
+        "seed": args.seed,
+        "latency_ms": latency,
+        "concurrency": args.concurrency,
+        "clean_seconds": round(clean_s),
+    });
+    if args.random_429 > 0.0 {
+        figures["random_429"] = random_429(args, clean_s).await?;
+    }
+    if args.limit_rps > 0 {
+        figures["limit"] = limit(args, clean_s).await?;
+    }
+    if let Some(mix) = &args.mix {
+        figures["mix"] = mixed(args, mix).await?;
+    }
+    Ok(figures)
+}
+
+/// Syncs against random 429s, each against its bound.
+async fn random_429(args: &BenchArgs, clean_s: f64) -> Result<Value> {
     let share = args.random_429;
-    let random = timed_syncs(args, &[format!("429={share}")], runs).await?;
+    let random = timed_syncs(args, &[format!("429={share}")], args.runs.max(1)).await?;
     let mut rows = Vec::new();
     let mut within = 0;
     for (i, t) in random.iter().enumerate() {
@@ -129,35 +152,68 @@ pub async fn run(args: &BenchArgs) -> Result<Value> {
         "429={share}: {within} of {} runs within fault-free + {PER_429} s per 429 + {SLACK} s",
         random.len()
     );
-    let mut figures = json!({
-        "profile": profile,
-        "latency_ms": latency,
-        "concurrency": args.concurrency,
-        "clean_seconds": round(clean_s),
-        "random_429": {"share": share, "runs": rows, "within_bound": within},
-    });
-    if args.limit_rps > 0 {
-        let limit = args.limit_rps;
-        let limited = timed_syncs(args, &[format!("rps={limit}")], 1).await?;
-        for t in &limited {
-            let accepted = (t.requests - t.limited) as f64;
-            let pace = accepted / t.seconds;
-            let ideal = (accepted / f64::from(limit)).max(clean_s);
-            crate::outln!(
-                "rps={limit}: {:.2} s, {} requests, {} answered 429 ({:.1} %), {pace:.1} accepted/s; {:.2}x the ideal {ideal:.2} s ({})",
-                t.seconds,
-                t.requests,
-                t.limited,
-                t.limited as f64 / t.requests.max(1) as f64 * 100.0,
-                t.seconds / ideal,
-                t.status
-            );
-            figures["limit"] = json!({
-                "rps": limit, "seconds": round(t.seconds), "requests": t.requests,
-                "rate_limited": t.limited, "accepted_per_second": round(pace),
-                "ratio_to_ideal": round(t.seconds / ideal), "status": t.status,
-            });
-        }
+    Ok(json!({"share": share, "runs": rows, "within_bound": within}))
+}
+
+/// One sync against a limit of `--limit-rps`: the pace it kept.
+async fn limit(args: &BenchArgs, clean_s: f64) -> Result<Value> {
+    let limit = args.limit_rps;
+    let limited = timed_syncs(args, &[format!("rps={limit}")], 1).await?;
+    let mut figures = Value::Null;
+    for t in &limited {
+        let accepted = (t.requests - t.limited) as f64;
+        let pace = accepted / t.seconds;
+        let ideal = (accepted / f64::from(limit)).max(clean_s);
+        crate::outln!(
+            "rps={limit}: {:.2} s, {} requests, {} answered 429 ({:.1} %), {pace:.1} accepted/s; {:.2}x the ideal {ideal:.2} s ({})",
+            t.seconds,
+            t.requests,
+            t.limited,
+            t.limited as f64 / t.requests.max(1) as f64 * 100.0,
+            t.seconds / ideal,
+            t.status
+        );
+        figures = json!({
+            "rps": limit, "seconds": round(t.seconds), "requests": t.requests,
+            "rate_limited": t.limited, "accepted_per_second": round(pace),
+            "ratio_to_ideal": round(t.seconds / ideal), "status": t.status,
+        });
     }
     Ok(figures)
+}
+
+/// Syncs against a service failing in several ways at once: each one's time, and
+/// the fastest, the median and the slowest.
+async fn mixed(args: &BenchArgs, mix: &str) -> Result<Value> {
+    let timed = timed_syncs(args, &[mix.to_string()], args.runs.max(1)).await?;
+    let mut rows = Vec::new();
+    for (i, t) in timed.iter().enumerate() {
+        crate::outln!(
+            "{mix} run {}: {:.2} s, {} requests, {} answered 429 ({})",
+            i + 1,
+            t.seconds,
+            t.requests,
+            t.limited,
+            t.status
+        );
+        rows.push(json!({
+            "seconds": round(t.seconds), "requests": t.requests, "rate_limited": t.limited,
+            "status": t.status,
+        }));
+    }
+    let seconds: Vec<f64> = timed.iter().map(|t| t.seconds).collect();
+    let (fastest, slowest) = seconds
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), s| {
+            (lo.min(*s), hi.max(*s))
+        });
+    let middle = median(seconds);
+    crate::outln!(
+        "{mix}: {} runs, {fastest:.2} s fastest, {middle:.2} s median, {slowest:.2} s slowest",
+        timed.len()
+    );
+    Ok(json!({
+        "faults": mix, "runs": rows, "fastest_seconds": round(fastest),
+        "median_seconds": round(middle), "slowest_seconds": round(slowest),
+    }))
 }

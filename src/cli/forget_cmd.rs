@@ -1,6 +1,8 @@
 //! `orgledger forget --user ID | --email ADDRESS`: erases one person's personal
 //! data (`crate::mirror::forget`), never while a sync runs. `--dry-run` counts what
-//! would go. Exit 0 when erased (or counted), 1 when refused or failed.
+//! would go. Exit 0 when erased (or counted), 1 when refused or failed: a mirror
+//! with something the erasure cannot look through is refused unless
+//! `--leave-unchecked`, and then what was left is listed.
 
 use crate::cli::Exit;
 use crate::cli::args::ForgetArgs;
@@ -30,6 +32,7 @@ pub fn run(settings: &Settings, args: &ForgetArgs) -> Result<Exit> {
     let opts = Options {
         keep_redacted: args.keep_redacted,
         dry_run: args.dry_run,
+        leave_unchecked: args.leave_unchecked,
     };
     let erased = forget::forget(&mut conn, db, &target, opts)?;
     let verb = if args.dry_run {
@@ -38,6 +41,19 @@ pub fn run(settings: &Settings, args: &ForgetArgs) -> Result<Exit> {
         "erased"
     };
     crate::outln!("user {}: {verb} {}", erased.user_id, summary(&erased));
+    if !erased.unchecked.is_empty() {
+        crate::outln!(
+            "left unchecked, so they may still hold user {} ({}): {}",
+            erased.user_id,
+            erased.unchecked.len(),
+            erased
+                .unchecked
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
     if args.dry_run {
         crate::outln!("nothing was changed (dry run)");
     } else {

@@ -156,11 +156,9 @@ pub fn run(opts: &ExportOptions) -> Result<ExportOutcome, ExportError> {
     };
     // Opened first: a store that cannot be used fails before the mirror is read.
     let store = Store::open(&url, opts.file_mode)?;
-    let staging = tempfile::Builder::new()
-        .prefix("orgledger-export-")
-        .tempdir()
-        .map_err(|cause| ExportError::Io {
-            path: std::env::temp_dir(),
+    let staging =
+        crate::output::staging::Staging::beside(&opts.db).map_err(|cause| ExportError::Io {
+            path: crate::output::staging::root(&opts.db),
             cause,
         })?;
     let (mut outcome, listed) = match opts.since {

@@ -1,6 +1,8 @@
 //! The mirror's personal data: the key of the reports' pseudonyms, the record of
-//! erasures (`orgledger forget`, `[privacy] forget_removed_after_days`) and the
-//! people whose personal fields every later sync stores redacted.
+//! erasures (`orgledger forget`, `[privacy] forget_removed_after_days`), the
+//! people whose personal fields every later sync stores redacted, and the
+//! personal fields the table specs declare (`crate::mirror::spec::Person`), as
+//! the erasure, the writer and the reports read them.
 //!
 //! The key is made once per mirror, by migration 12, from SQLite's randomness
 //! (ChaCha20 seeded from the operating system's generator), and stays in the mirror
@@ -9,7 +11,7 @@
 //! guard refuses to read it, so no file made from the mirror carries it.
 
 use crate::mirror::MirrorError;
-use crate::mirror::spec::{self, TableSpec};
+use crate::mirror::spec::{self, Identifies, Person, TableSpec};
 use rusqlite::types::Value;
 use rusqlite::{Connection, params};
 use std::collections::HashSet;
@@ -101,48 +103,47 @@ pub fn kept_redacted(conn: &Connection) -> rusqlite::Result<HashSet<i64>> {
         .collect()
 }
 
-/// The fields of a user record that say who the person is. Everything else (ids,
-/// flags, times, counts) stays.
-pub const PERSON_FIELDS: &[&str] = &[
-    "username",
-    "name",
-    "email",
-    "staff_company_name",
-    "photo",
-    "job_title",
-    "company_name",
-    "payment_customer_id",
-];
+/// Every person the tables' specs declare (`crate::mirror::spec::Person`), with
+/// their table.
+pub fn people() -> impl Iterator<Item = (&'static TableSpec, &'static Person)> {
+    spec::tables()
+        .iter()
+        .copied()
+        .flat_map(|table| table.personal.iter().map(move |person| (table, person)))
+}
 
-/// The fields of a project that name its owner.
-pub const OWNER_FIELDS: &[&str] = &["owner", "owner_avatar"];
+/// Every place a person's own records are: a table and the column with their id.
+pub fn own_records() -> impl Iterator<Item = (&'static TableSpec, &'static str)> {
+    people()
+        .filter(|(_, person)| person.owns_the_row())
+        .map(|(table, person)| (table, person.id_column()))
+}
 
-/// Where a table holds a person's own fields: the column that holds their user id
-/// and the fields that are theirs in a row where it does.
-pub fn personal_columns(table: &TableSpec) -> &'static [(&'static str, &'static [&'static str])] {
-    match table.name {
-        "users" => &[("id", PERSON_FIELDS)],
-        "organization_members" | "project_collaborators" => &[("user_id", PERSON_FIELDS)],
-        "projects" => &[
-            ("owner_user_id", OWNER_FIELDS),
-            ("developer_profile_user_id", OWNER_FIELDS),
-        ],
-        _ => &[],
-    }
+/// Whether `column` of `table` holds someone's personal data.
+pub fn is_personal(table: &TableSpec, column: &str) -> bool {
+    table
+        .personal
+        .iter()
+        .any(|person| person.fields.iter().any(|f| f.column == column))
+}
+
+/// Whether the row (values in `table`'s column order) holds `person` as one of
+/// `people`.
+fn theirs(table: &TableSpec, person: &Person, row: &[Value], people: &HashSet<i64>) -> bool {
+    table
+        .index_of(person.id_column())
+        .and_then(|i| row.get(i))
+        .is_some_and(|v| matches!(v, Value::Integer(id) if people.contains(id)))
 }
 
 /// Sets the personal fields of `row` (values in `table`'s column order) to NULL
 /// when they belong to one of `people`; whether it did.
 pub fn redact_row(table: &TableSpec, row: &mut [Value], people: &HashSet<i64>) -> bool {
     let mut redacted = false;
-    for (id_column, fields) in personal_columns(table) {
-        let whose = table.index_of(id_column).and_then(|i| match row.get(i) {
-            Some(Value::Integer(id)) => Some(*id),
-            _ => None,
-        });
-        if whose.is_some_and(|id| people.contains(&id)) {
-            for field in *fields {
-                if let Some(i) = table.index_of(field) {
+    for person in table.personal {
+        if theirs(table, person, row, people) {
+            for field in person.fields {
+                if let Some(i) = table.index_of(field.column) {
                     row[i] = Value::Null;
                 }
             }
@@ -152,47 +153,90 @@ pub fn redact_row(table: &TableSpec, row: &mut [Value], people: &HashSet<i64>) -
     redacted
 }
 
-/// Every field of `table` that says who someone is.
-pub fn personal_fields(table: &TableSpec) -> Vec<&'static str> {
-    personal_columns(table)
-        .iter()
-        .flat_map(|(_, fields)| fields.iter().copied())
-        .collect()
-}
-
-/// The texts that name one of `people` in their own row: (field, text) of its
-/// address, name, username or owner name.
+/// The texts that name one of `people` in their own row: what each of their
+/// fields that identifies them (an address, a login name, a name) holds.
 pub fn texts_of_row(
     table: &TableSpec,
     row: &[Value],
     people: &HashSet<i64>,
-) -> Vec<(&'static str, String)> {
+) -> Vec<(Identifies, String)> {
     let mut out = Vec::new();
-    for (id_column, fields) in personal_columns(table) {
-        let theirs = table
-            .index_of(id_column)
-            .and_then(|i| row.get(i))
-            .is_some_and(|v| matches!(v, Value::Integer(id) if people.contains(id)));
-        if !theirs {
+    for person in table.personal {
+        if !theirs(table, person, row, people) {
             continue;
         }
-        for field in ["email", "name", "username", "owner"] {
-            if fields.contains(&field)
-                && let Some(Value::Text(text)) = table.index_of(field).and_then(|i| row.get(i))
+        for field in person.fields {
+            if field.identifies != Identifies::Other
+                && let Some(Value::Text(text)) =
+                    table.index_of(field.column).and_then(|i| row.get(i))
             {
-                out.push((field, text.clone()));
+                out.push((field.identifies, text.clone()));
             }
         }
     }
     out
 }
 
-/// The tables that hold a person's own fields.
+/// The declared personal fields as names, for outputs that carry them under
+/// column names of their own (the reports' `--redact-pii`).
+#[derive(Debug, Clone, Default)]
+pub struct PersonalNames {
+    /// Each personal field once.
+    pub fields: Vec<NamedField>,
+    /// What the people are called (`user`, `member`, `owner`), each once.
+    pub roles: Vec<&'static str>,
+    /// The roles of people in their own records (`user`, `member`, `collaborator`):
+    /// an entity of that type is a person.
+    pub own_roles: Vec<&'static str>,
+}
+
+/// One personal field's name.
+#[derive(Debug, Clone, Copy)]
+pub struct NamedField {
+    /// The column name.
+    pub name: &'static str,
+    /// What it says about its person.
+    pub identifies: Identifies,
+    /// Whether some table has a column of that name that is no one's (`name`, an
+    /// organization's or a project's): the name alone does not say it is personal.
+    pub shared: bool,
+}
+
+/// The declaration of every table's personal fields, as names.
+pub fn personal_names() -> PersonalNames {
+    let mut names = PersonalNames::default();
+    for (_, person) in people() {
+        push_once(&mut names.roles, person.role);
+        if person.owns_the_row() {
+            push_once(&mut names.own_roles, person.role);
+        }
+        for field in person.fields {
+            if !names.fields.iter().any(|f| f.name == field.column) {
+                names.fields.push(NamedField {
+                    name: field.column,
+                    identifies: field.identifies,
+                    shared: spec::tables().iter().any(|t| {
+                        t.index_of(field.column).is_some() && !is_personal(t, field.column)
+                    }),
+                });
+            }
+        }
+    }
+    names
+}
+
+fn push_once(list: &mut Vec<&'static str>, item: &'static str) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+/// The tables that hold someone's personal fields.
 pub fn person_tables() -> impl Iterator<Item = &'static TableSpec> {
-    spec::TABLES
+    spec::tables()
         .iter()
         .copied()
-        .filter(|t| !personal_columns(t).is_empty())
+        .filter(|t| !t.personal.is_empty())
 }
 
 #[cfg(test)]
@@ -202,15 +246,28 @@ mod tests {
     use crate::mirror::testkit::{i, row, t};
 
     #[test]
-    fn every_named_field_is_a_column_of_its_table() {
-        for table in person_tables() {
-            for (id, fields) in personal_columns(table) {
-                assert!(table.index_of(id).is_some(), "{}.{id}", table.name);
-                for f in *fields {
-                    assert!(table.index_of(f).is_some(), "{}.{f}", table.name);
-                }
+    fn every_personal_field_is_a_column_of_its_table_and_not_a_moving_one() {
+        for (table, person) in people() {
+            let id = person.id_column();
+            assert!(table.index_of(id).is_some(), "{}.{id}", table.name);
+            for f in person.fields {
+                assert!(
+                    table.index_of(f.column).is_some(),
+                    "{}.{}",
+                    table.name,
+                    f.column
+                );
+                // The erasure empties `<table>` and `<table>_history`; a moving
+                // column is also archived in `<table>_moves`.
+                assert!(
+                    !table.moving.contains(&f.column),
+                    "{}.{} is personal and moving",
+                    table.name,
+                    f.column
+                );
             }
         }
+        assert_eq!(own_records().count(), 3, "users, members, collaborators");
     }
 
     #[test]

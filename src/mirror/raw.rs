@@ -167,15 +167,19 @@ impl Pieces {
     }
 
     /// The bytes as one block.
-    #[cfg(test)]
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::new();
+    pub fn bytes(&self) -> Result<Vec<u8>, super::MirrorError> {
+        let mut out = Vec::with_capacity(self.len());
         self.write_to(PIECE, |piece| {
             out.extend_from_slice(piece);
             Ok(())
-        })
-        .expect("readable");
-        out
+        })?;
+        Ok(out)
+    }
+
+    /// [`Pieces::bytes`], in tests.
+    #[cfg(test)]
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.bytes().expect("readable")
     }
 
     /// Moves what memory holds to a scratch file, once it holds [`SPILL_AT`].

@@ -78,6 +78,133 @@ pub struct TableSpec {
     /// instead of as a whole row in `<name>_history`, so a day of usage adds bytes in
     /// proportion to the figures, not to the row (`crate::mirror::moves`).
     pub moving: &'static [&'static str],
+    /// The people whose personal fields a row holds. The one declaration of what
+    /// is personal: `orgledger forget` empties these fields and looks for their
+    /// texts everywhere else, the writer redacts them for people erased while
+    /// still on the service, and `--redact-pii` turns report columns named after
+    /// them into pseudonyms (`crate::mirror::privacy`).
+    pub personal: &'static [Person],
+}
+
+/// What a personal field says about its person, which decides where else it is
+/// looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identifies {
+    /// An e-mail address: looked for in every text, other people's fields too.
+    Address,
+    /// A login name: looked for as a whole word in free text. Only a user's own
+    /// record has one (or an address), which is how their JSON object is told
+    /// from another object with the same `id`.
+    Handle,
+    /// A display name: looked for as a whole word in free text.
+    Name,
+    /// Anything else of theirs (a photo, a job title, a customer id): emptied,
+    /// not looked for elsewhere.
+    Other,
+}
+
+/// A column that holds something of a person's.
+#[derive(Debug, Clone, Copy)]
+pub struct PersonalField {
+    /// The column.
+    pub column: &'static str,
+    /// Where the service's JSON holds it, from the object the row is read from
+    /// (`["staffInfo", "companyName"]`).
+    pub json: &'static [&'static str],
+    /// What it says about them.
+    pub identifies: Identifies,
+}
+
+/// How a row names the person whose fields it holds.
+#[derive(Debug, Clone, Copy)]
+pub enum Whose {
+    /// The row is the person's own user record: this column holds their id, and
+    /// so does the `id` of the JSON object it is read from.
+    Own(&'static str),
+    /// The row is another entity's and names them (a project's owner): the column
+    /// that holds their id, and the key of the JSON object that holds it.
+    Named {
+        /// The column.
+        column: &'static str,
+        /// The JSON key.
+        json: &'static str,
+    },
+}
+
+/// A person whose fields a table's rows hold.
+#[derive(Debug, Clone, Copy)]
+pub struct Person {
+    /// What a report calls them: a report column `<role>_<field>` (`user_email`,
+    /// `owner_name`) holds that field of theirs, and so do a `changes` row's
+    /// `before` and `after` for an entity of that type.
+    pub role: &'static str,
+    /// Where the row holds their id.
+    pub whose: Whose,
+    /// The columns that are theirs.
+    pub fields: &'static [PersonalField],
+}
+
+impl Person {
+    /// The column that holds their id.
+    pub fn id_column(&self) -> &'static str {
+        match self.whose {
+            Whose::Own(column) | Whose::Named { column, .. } => column,
+        }
+    }
+
+    /// Whether the row is their own record.
+    pub fn owns_the_row(&self) -> bool {
+        matches!(self.whose, Whose::Own(_))
+    }
+}
+
+const fn field(
+    column: &'static str,
+    json: &'static [&'static str],
+    identifies: Identifies,
+) -> PersonalField {
+    PersonalField {
+        column,
+        json,
+        identifies,
+    }
+}
+
+/// The fields of a user record that say who the person is. Everything else (ids,
+/// flags, times, counts) stays.
+const USER_FIELDS: &[PersonalField] = &[
+    field("username", &["username"], Identifies::Handle),
+    field("name", &["name"], Identifies::Name),
+    field("email", &["email"], Identifies::Address),
+    field(
+        "staff_company_name",
+        &["staffInfo", "companyName"],
+        Identifies::Other,
+    ),
+    field("photo", &["photo"], Identifies::Other),
+    field("job_title", &["jobTitle"], Identifies::Other),
+    field("company_name", &["companyName"], Identifies::Other),
+    field(
+        "payment_customer_id",
+        &["paymentCustomerId"],
+        Identifies::Other,
+    ),
+];
+
+/// The fields of a project that name its owner.
+const OWNER_FIELDS: &[PersonalField] = &[
+    field("owner", &["owner"], Identifies::Name),
+    field("owner_avatar", &["ownerAvatar"], Identifies::Other),
+];
+
+/// A user's own record, in a table that calls them `role` and holds their id in
+/// `id`.
+const fn own_record(role: &'static str, id: &'static str) -> Person {
+    Person {
+        role,
+        whose: Whose::Own(id),
+        fields: USER_FIELDS,
+    }
 }
 
 /// A table derived from another's rows (a cache readers may use in place of them),
@@ -183,6 +310,7 @@ pub const ORGANIZATIONS: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &[],
+    personal: &[],
 };
 
 /// Members of an organization (`organization.users` of `get-organization`).
@@ -202,6 +330,7 @@ pub const ORGANIZATION_MEMBERS: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &["last_seen", "project_count", "last_access_to_organization"],
+    personal: &[own_record("member", "user_id")],
 };
 
 /// White label users (`get-whitelabel-user`).
@@ -219,6 +348,7 @@ pub const USERS: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &["last_seen"],
+    personal: &[own_record("user", "id")],
 };
 
 /// Organization summaries of a white label user (`get-whitelabel-user`
@@ -253,6 +383,7 @@ pub const USER_ORGANIZATIONS: TableSpec = TableSpec {
         "private_project_count",
         "last_accessed",
     ],
+    personal: &[],
 };
 
 /// Which projects an organization's get-organization answer lists. A developer-profile
@@ -269,6 +400,7 @@ pub const ORGANIZATION_PROJECTS: TableSpec = TableSpec {
     removable: false,
     derived: &[],
     moving: &[],
+    personal: &[],
 };
 
 /// Organizations a user can access (`list-user-organizations`, JWT only).
@@ -281,6 +413,7 @@ pub const USER_ORGANIZATION_LINKS: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &[],
+    personal: &[],
 };
 
 /// Projects, from every list that carries them (`get-organization`,
@@ -327,6 +460,24 @@ pub const PROJECTS: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &["last_accessed"],
+    personal: &[
+        Person {
+            role: "owner",
+            whose: Whose::Named {
+                column: "owner_user_id",
+                json: "ownerUserId",
+            },
+            fields: OWNER_FIELDS,
+        },
+        Person {
+            role: "owner",
+            whose: Whose::Named {
+                column: "developer_profile_user_id",
+                json: "developerProfileUserId",
+            },
+            fields: OWNER_FIELDS,
+        },
+    ],
 };
 
 /// Collaborators of a project (`project.collaborators`).
@@ -339,6 +490,7 @@ pub const PROJECT_COLLABORATORS: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &["last_seen"],
+    personal: &[own_record("collaborator", "user_id")],
 };
 
 /// Full project information (`get-project-info`), nested single objects flattened into columns.
@@ -420,6 +572,7 @@ pub const PROJECT_INFO: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &["compute_time_used_ms", "compute_time_left_ms"],
+    personal: &[],
 };
 
 /// Users notified when a project's jobs finish (the four `*NotificationUids` lists).
@@ -432,6 +585,7 @@ pub const PROJECT_NOTIFICATION_USERS: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &[],
+    personal: &[],
 };
 
 /// Datasets of an organization (`get-organization` `datasets`).
@@ -467,6 +621,7 @@ pub const DATASETS: TableSpec = TableSpec {
         "total_item_count_checklist_ok",
         "total_item_count_checklist_failed",
     ],
+    personal: &[],
 };
 
 /// Devices of a project (`get-project-info` `devices`).
@@ -494,6 +649,7 @@ pub const DEVICES: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &["last_seen"],
+    personal: &[],
 };
 
 /// Sensors of a device (`get-project-info` `devices[].sensors`).
@@ -506,6 +662,7 @@ pub const DEVICE_SENSORS: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &[],
+    personal: &[],
 };
 
 /// Latency estimates per target (`get-project-info` `latencyDevices`).
@@ -526,6 +683,7 @@ pub const LATENCY_DEVICES: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &[],
+    personal: &[],
 };
 
 /// Experiments visible to an organization (`get-organization`), a project
@@ -544,6 +702,7 @@ pub const EXPERIMENTS: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &[],
+    personal: &[],
 };
 
 /// Trials of a white label user (`get-whitelabel-user` `user.trials`).
@@ -565,6 +724,7 @@ pub const TRIALS: TableSpec = TableSpec {
     removable: true,
     derived: &[],
     moving: &[],
+    personal: &[],
 };
 
 /// Daily metrics of a white label user (`get-whitelabel-user` `user.dailyMetrics`).
@@ -598,6 +758,7 @@ pub const DAILY_METRICS: TableSpec = TableSpec {
     removable: false,
     derived: &[crate::mirror::daily_series::DERIVED],
     moving: &[],
+    personal: &[],
 };
 
 /// Every versioned table, parents before children.
@@ -620,6 +781,39 @@ pub const TABLES: &[&TableSpec] = &[
     &LATENCY_DEVICES,
     &EXPERIMENTS,
 ];
+
+/// The versioned tables as what follows their personal-data declarations reads
+/// them (`crate::mirror::privacy`, `forget`, `scrub`, the reports' pseudonyms):
+/// [`TABLES`], or in a test of this crate, tables with a declaration added
+/// ([`with_tables`]).
+pub fn tables() -> &'static [&'static TableSpec] {
+    #[cfg(test)]
+    if let Some(tables) = TEST_TABLES.get() {
+        return tables;
+    }
+    TABLES
+}
+
+#[cfg(test)]
+thread_local! {
+    static TEST_TABLES: std::cell::Cell<Option<&'static [&'static TableSpec]>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with [`tables`] answering `tables` on this thread: a test declares a
+/// personal column the mirror does not have, and sees it erased and redacted
+/// with no other change.
+#[cfg(test)]
+pub(crate) fn with_tables<R>(tables: &'static [&'static TableSpec], f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<&'static [&'static TableSpec]>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            TEST_TABLES.set(self.0);
+        }
+    }
+    let _restore = Restore(TEST_TABLES.replace(Some(tables)));
+    f()
+}
 
 /// The tables whose rows belong to a row of `parent`: their scope columns hold the
 /// parent's key, in key order. A parent marked removed takes these rows with it (a
@@ -715,7 +909,9 @@ pub fn markdown() -> String {
          exported, reported or readable by `query`), `erasures` (one row per person erased by \
          `orgledger forget` or the retention of people who left: `user_id`, `at`, `reason` \
          request/retention, `keep_redacted`: later syncs store their personal fields redacted; \
-         never what was erased).\n\n\
+         never what was erased). `PRAGMA user_version` has its lowest bit set while the file \
+         rewrite an erasure owes is not done (a crash or a reader cut it short); the next \
+         `orgledger forget` or sync does it.\n\n\
          Derived: `daily_series` (one row per white label user with live daily metrics: \
          `user_id` and `series`, their days' CPU, GPU and compute seconds and storage bytes \
          added and deleted packed in one blob, rewritten with the user's `daily_metrics` \
@@ -769,6 +965,20 @@ pub fn markdown() -> String {
                 " Moving columns (archived narrow in `{}_moves`): {}.",
                 table.name,
                 moving.join(", ")
+            ));
+        }
+        for person in table.personal {
+            let fields: Vec<String> = person
+                .fields
+                .iter()
+                .map(|f| format!("`{}`", f.column))
+                .collect();
+            out.push_str(&format!(
+                " Personal, of the {} whose user id is in `{}` (emptied by `orgledger forget`, \
+                 pseudonyms with `--redact-pii`): {}.",
+                person.role,
+                person.id_column(),
+                fields.join(", ")
             ));
         }
         out.push_str("\n\n| column | type |\n| --- | --- |\n");

@@ -137,3 +137,42 @@ impl TestMirror {
         run_id
     }
 }
+
+/// The mirror's tables with one personal column more, `users.phone` (text; the
+/// user object's `phone` in the service's JSON), declared like any other: with
+/// [`crate::mirror::spec::with_tables`], a test sees a new declaration erased and
+/// redacted with no other change. The mirror itself gets the column from the test
+/// (`ALTER TABLE`), as a migration would add it.
+pub fn tables_with_a_phone() -> &'static [&'static TableSpec] {
+    use crate::mirror::spec::{Column, Identifies, Person, PersonalField, TABLES, Ty, USERS};
+    static TABLES_WITH_A_PHONE: std::sync::OnceLock<Vec<&'static TableSpec>> =
+        std::sync::OnceLock::new();
+    TABLES_WITH_A_PHONE.get_or_init(|| {
+        let phone = PersonalField {
+            column: "phone",
+            json: &["phone"],
+            identifies: Identifies::Other,
+        };
+        let persons: Vec<Person> = USERS
+            .personal
+            .iter()
+            .map(|person| Person {
+                fields: Vec::leak(person.fields.iter().copied().chain([phone]).collect()),
+                ..*person
+            })
+            .collect();
+        let columns = USERS.columns.iter().copied().chain([Column {
+            name: "phone",
+            ty: Ty::Text,
+        }]);
+        let users: &'static TableSpec = Box::leak(Box::new(TableSpec {
+            columns: Vec::leak(columns.collect()),
+            personal: Vec::leak(persons),
+            ..USERS
+        }));
+        TABLES
+            .iter()
+            .map(|t| if t.name == USERS.name { users } else { *t })
+            .collect()
+    })
+}

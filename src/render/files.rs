@@ -95,13 +95,13 @@ fn single<T: PolarsDataType>(column: &ChunkedArray<T>) -> Option<&T::Array> {
 }
 
 /// One report's files, written batch by batch as the engine hands them over
-/// ([`Sink`]): a CSV, JSON or Parquet file per format asked for, and its sheets
-/// when the run writes a workbook. Each file has a temporary name until
-/// [`ReportFiles::finish`] renames it into place; dropped unfinished, it leaves
-/// nothing.
+/// ([`Sink`]): a CSV, JSON or Parquet file per format asked for, each on a thread of
+/// its own, and its sheets when the run writes a workbook. Each file has a
+/// temporary name until [`ReportFiles::finish`] renames it into place; dropped
+/// unfinished, it leaves nothing.
 pub(crate) struct ReportFiles {
     report: String,
-    outs: Vec<Out>,
+    files: Vec<FileThread>,
     sheets: Option<SheetsOf>,
 }
 
@@ -118,6 +118,92 @@ enum Out {
     Parquet(PathBuf, FileMode, Option<Box<crate::output::parquet::Part>>),
 }
 
+/// A batch on its way to the files: the frame (Parquet writes it) and its columns
+/// prepared once for the text writers.
+struct Batch {
+    df: DataFrame,
+    prepared: Prepared,
+}
+
+/// A file written on a thread of its own, its batches handed over through a queue
+/// of one: the job makes its next batch while this one is written, and a report's
+/// files are written side by side (`compute_trends`' CSV and JSON: over `large`
+/// its job thread waited for them batch by batch, about half its time).
+struct FileThread {
+    path: PathBuf,
+    format: Format,
+    /// None once the file is finished or its writer stopped.
+    queue: Option<std::sync::mpsc::SyncSender<std::sync::Arc<Batch>>>,
+    writer: Option<std::thread::JoinHandle<Result<Out, ReportError>>>,
+}
+
+impl FileThread {
+    fn start(report: &str, out: Out) -> Result<FileThread, ReportError> {
+        let (path, format) = (out.path().to_path_buf(), out.format());
+        let (queue, batches) = std::sync::mpsc::sync_channel::<std::sync::Arc<Batch>>(1);
+        let name = report.to_string();
+        let writer = std::thread::Builder::new()
+            .name(format!("{report}.{}", format.extension()))
+            .spawn(move || {
+                let mut out = out;
+                for batch in batches {
+                    let cols = cells(&name, &batch.prepared)?;
+                    let table = (
+                        batch.prepared.names.as_slice(),
+                        cols.as_slice(),
+                        batch.df.height(),
+                    );
+                    out.rows(&name, &batch.df, table)?;
+                }
+                Ok(out)
+            })
+            .map_err(|cause| ReportError::Io {
+                path: path.clone(),
+                cause,
+            })?;
+        Ok(FileThread {
+            path,
+            format,
+            queue: Some(queue),
+            writer: Some(writer),
+        })
+    }
+
+    /// Hands a batch over; a writer that stopped says why.
+    fn send(&mut self, report: &str, batch: &std::sync::Arc<Batch>) -> Result<(), ReportError> {
+        let stopped = match &self.queue {
+            Some(queue) => queue.send(batch.clone()).is_err(),
+            None => true,
+        };
+        match stopped {
+            true => self.end(report).map(|_| ()),
+            false => Ok(()),
+        }
+    }
+
+    /// Waits for the writer to write what it was handed: its file, or why it
+    /// stopped.
+    fn end(&mut self, report: &str) -> Result<Out, ReportError> {
+        self.queue = None;
+        let writer = self.writer.take().ok_or_else(|| ReportError::Io {
+            path: self.path.clone(),
+            cause: std::io::Error::other("the file's writer already ended"),
+        })?;
+        crate::report::error::unpanicked(report, writer.join())
+    }
+}
+
+impl Drop for FileThread {
+    /// An unfinished file's writer ends with the queue and removes its temporary
+    /// file: waited for, so that nothing of it outlives the report.
+    fn drop(&mut self) {
+        self.queue = None;
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
 impl ReportFiles {
     /// Creates the files of `report` in `formats` (per-report formats only) in `dir`;
     /// with `book`, its rows also go to the run's workbook.
@@ -128,30 +214,9 @@ impl ReportFiles {
         mode: FileMode,
         book: Option<std::sync::Arc<crate::render::xlsx::Book>>,
     ) -> Result<ReportFiles, ReportError> {
-        let outs = formats
+        let files = formats
             .iter()
-            .map(|&format| {
-                let path = dir.join(format!("{report}.{}", format.extension()));
-                let io = |cause| ReportError::Io {
-                    path: path.clone(),
-                    cause,
-                };
-                Ok(match format {
-                    Format::Csv => {
-                        let file = AtomicFile::create(&path, mode).map_err(io)?;
-                        let w = csv::WriterBuilder::new()
-                            .buffer_capacity(64 * 1024)
-                            .from_writer(file);
-                        Out::Csv(path, Box::new(w), false)
-                    }
-                    Format::Json => {
-                        let file = AtomicFile::create(&path, mode).map_err(io)?;
-                        Out::Json(path, Box::new(JsonOut::new(file)))
-                    }
-                    Format::Parquet => Out::Parquet(path, mode, None),
-                    Format::Html | Format::Xlsx => return Err(per_run_only(&path, format)),
-                })
-            })
+            .map(|&format| FileThread::start(report, Out::create(dir, report, format, mode)?))
             .collect::<Result<_, ReportError>>()?;
         let sheets = book.map(|book| SheetsOf {
             sheets: crate::render::xlsx::ReportSheets::new(report),
@@ -159,7 +224,7 @@ impl ReportFiles {
         });
         Ok(ReportFiles {
             report: report.to_string(),
-            outs,
+            files,
             sheets,
         })
     }
@@ -167,60 +232,50 @@ impl ReportFiles {
     /// Renames every file into place; `rows` is the report's row count. Returns the
     /// files written (in the order of the formats) and the report's sheets.
     pub(crate) fn finish(
-        self,
+        mut self,
         rows: usize,
     ) -> Result<(Vec<WrittenFile>, Option<crate::render::xlsx::Finished>), ReportError> {
-        let report = self.report;
-        let files = self
-            .outs
-            .into_iter()
-            .map(|out| {
-                let (path, format) = (out.path().to_path_buf(), out.format());
-                let (sha256, bytes) = out.commit(&report)?;
-                Ok(WrittenFile {
-                    report: report.clone(),
-                    format,
-                    path,
-                    rows,
-                    holds: crate::render::Holds::Rows(rows),
-                    bytes,
-                    sha256,
-                })
-            })
-            .collect::<Result<Vec<_>, ReportError>>()?;
-        let sheets = self.sheets.map(|s| s.sheets.finish(&s.book)).transpose()?;
-        Ok((files, sheets))
+        let report = std::mem::take(&mut self.report);
+        let mut written = Vec::with_capacity(self.files.len());
+        for file in &mut self.files {
+            let (path, format) = (file.path.clone(), file.format);
+            let (sha256, bytes) = file.end(&report)?.commit(&report)?;
+            written.push(WrittenFile {
+                report: report.clone(),
+                format,
+                path,
+                rows,
+                holds: crate::render::Holds::Rows(rows),
+                bytes,
+                sha256,
+            });
+        }
+        let sheets = self
+            .sheets
+            .take()
+            .map(|s| s.sheets.finish(&s.book))
+            .transpose()?;
+        Ok((written, sheets))
     }
 }
-
-/// Batches at least this large go to their files on a thread per file (writing
-/// `compute_trends`' CSV and JSON side by side); smaller ones one file after another.
-const PARALLEL_ABOVE: usize = 10_000;
 
 impl Sink for ReportFiles {
     fn rows(&mut self, batch: &DataFrame) -> Result<(), ReportError> {
         let report = self.report.as_str();
-        let prepared = prepare(report, batch)?;
-        let cols = cells(report, &prepared)?;
-        let rows = batch.height();
-        let table = (prepared.names.as_slice(), cols.as_slice(), rows);
-        if self.outs.len() < 2 || rows < PARALLEL_ABOVE {
-            for out in &mut self.outs {
-                out.rows(report, batch, table)?;
-            }
-        } else {
-            std::thread::scope(|scope| {
-                let writing: Vec<_> = self
-                    .outs
-                    .iter_mut()
-                    .map(|out| scope.spawn(move || out.rows(report, batch, table)))
-                    .collect();
-                writing
-                    .into_iter()
-                    .try_for_each(|w| crate::report::error::unpanicked(report, w.join()))
-            })?;
+        let batch = std::sync::Arc::new(Batch {
+            prepared: prepare(report, batch)?,
+            df: batch.clone(),
+        });
+        for file in &mut self.files {
+            file.send(report, &batch)?;
         }
         if let Some(s) = &mut self.sheets {
+            let cols = cells(report, &batch.prepared)?;
+            let table = (
+                batch.prepared.names.as_slice(),
+                cols.as_slice(),
+                batch.df.height(),
+            );
             s.sheets.rows(&s.book, table)?;
         }
         Ok(())
@@ -231,6 +286,35 @@ impl Sink for ReportFiles {
 pub(crate) type Table<'a> = (&'a [String], &'a [Cells<'a>], usize);
 
 impl Out {
+    /// Creates `report`'s file in `format` in `dir` (under a temporary name).
+    fn create(
+        dir: &Path,
+        report: &str,
+        format: Format,
+        mode: FileMode,
+    ) -> Result<Out, ReportError> {
+        let path = dir.join(format!("{report}.{}", format.extension()));
+        let io = |cause| ReportError::Io {
+            path: path.clone(),
+            cause,
+        };
+        Ok(match format {
+            Format::Csv => {
+                let file = AtomicFile::create(&path, mode).map_err(io)?;
+                let w = csv::WriterBuilder::new()
+                    .buffer_capacity(64 * 1024)
+                    .from_writer(file);
+                Out::Csv(path, Box::new(w), false)
+            }
+            Format::Json => {
+                let file = AtomicFile::create(&path, mode).map_err(io)?;
+                Out::Json(path, Box::new(JsonOut::new(file)))
+            }
+            Format::Parquet => Out::Parquet(path, mode, None),
+            Format::Html | Format::Xlsx => return Err(per_run_only(&path, format)),
+        })
+    }
+
     fn path(&self) -> &Path {
         match self {
             Out::Csv(path, ..) | Out::Json(path, _) | Out::Parquet(path, ..) => path,

@@ -109,11 +109,9 @@ pub fn run(opts: &ReportOptions) -> Result<ReportOutcome, ReportError> {
     let url = url.join(&day);
     // Opened first: a store that cannot be used fails before any report is built.
     let store = crate::output::Store::open(&url, opts.file_mode)?;
-    let staging = tempfile::Builder::new()
-        .prefix("orgledger-reports-")
-        .tempdir()
-        .map_err(|cause| ReportError::Io {
-            path: std::env::temp_dir(),
+    let staging =
+        crate::output::staging::Staging::beside(&opts.db).map_err(|cause| ReportError::Io {
+            path: crate::output::staging::root(&opts.db),
             cause,
         })?;
     let mut outcome = write_into(opts, staging.path())?;

@@ -446,9 +446,15 @@ impl IncompleteRows {
     pub fn add(&mut self, df: &DataFrame) -> Result<(), ReportError> {
         let table = Table::new(&self.report, df);
         let [complete, missing, _] = crate::report::completeness::COLUMNS;
-        let (complete, missing) = (table.flag(complete)?, table.text(missing)?);
-        let what = (self.describe)(df)?;
-        for r in (0..df.height()).filter(|&r| complete[r] == Some(false)) {
+        let incomplete: Vec<usize> = (table.flag(complete)?.into_iter().enumerate())
+            .filter_map(|(r, complete)| (complete == Some(false)).then_some(r))
+            .collect();
+        // Most batches have none: their rows are not read further.
+        if incomplete.is_empty() {
+            return Ok(());
+        }
+        let (missing, what) = (table.text(missing)?, (self.describe)(df)?);
+        for r in incomplete {
             let key = (what(r), missing[r].unwrap_or("").to_string());
             match self.seen.get(&key) {
                 Some(&k) => self.entries[k].rows += 1,

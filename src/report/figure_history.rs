@@ -77,11 +77,7 @@ pub(crate) fn read(
         return Ok((days, Vec::new()));
     }
     let extract = crate::report::builtin_extract(entitlements::NAME.as_str())?;
-    let reading = Reading {
-        opts,
-        extract: &extract,
-        as_of: opts.as_of,
-    };
+    let reading = Reading::new(opts, &extract, opts.as_of);
     let inputs = reading.run(|ctx| inputs(ctx, from))?;
     let t = Table::new(entitlements::NAME.as_str(), today);
     let (orgs, metrics) = (t.int("organization_id")?, t.text("metric")?);

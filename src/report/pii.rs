@@ -9,7 +9,19 @@
 //! 64 bits make two people sharing one unlikely (about 1 in 10^10 among 50,000).
 //! Every other text cell is scanned for embedded e-mail addresses (free-text notes,
 //! custom queries), which are replaced the same way.
+//!
+//! Which columns are a person's comes from the mirror's one declaration of
+//! personal fields (`crate::mirror::spec::Person`, read through
+//! `crate::mirror::privacy::personal_names`), by name: a column named after a
+//! personal field (`email`, `username`, `job_title`), or after a field prefixed
+//! with what the reports call the person (`user_name`, `owner_email`, `member_name`;
+//! a field name that is also a column no one owns, `name`, counts only so), and
+//! any column whose name holds an address field's (`user_email`, `emails`). A
+//! `changes` row's `before` and `after` are a person's when its entity type and
+//! field name such a column (`user` and `name`: `user_name`).
 
+use crate::mirror::privacy::{self, PersonalNames};
+use crate::mirror::spec::Identifies;
 use crate::report::error::{ReportError, SqlSite, pl};
 use hmac::{Hmac, KeyInit, Mac};
 use polars::prelude::{DataFrame, DataType, IntoColumn, StringChunked};
@@ -17,18 +29,6 @@ use regex::Regex;
 use sha2::Sha256;
 use std::path::Path;
 use std::sync::LazyLock;
-
-/// Column names (exact, lower case) that hold a person's name.
-const PERSON_COLUMNS: &[&str] = &[
-    "user_name",
-    "username",
-    "owner",
-    "owner_name",
-    "person_name",
-    "full_name",
-    "member_name",
-    "collaborator_name",
-];
 
 /// The pseudonyms of one mirror: its key.
 #[derive(Debug, Clone)]
@@ -70,49 +70,115 @@ impl Pseudonyms {
 enum Mode {
     /// Every value is personal: replace it whole.
     Whole,
-    /// Personal only on rows whose `entity_type` is `user`.
-    UserRows,
+    /// Personal only on rows whose entity is a person (`entity_type`).
+    PersonRows,
+    /// Personal on rows whose entity type and `field` name a personal column (a
+    /// `changes` row's `before` and `after`).
+    PersonalField,
     /// Not personal as a whole: replace e-mail addresses inside it.
     Scan,
 }
 
-fn mode(column: &str, custom: bool) -> Mode {
-    let lower = column.to_ascii_lowercase();
-    // A custom query's `name` may be anyone's: treat it as a person's.
-    let custom_name = custom && lower == "name";
-    if lower.contains("email")
-        || PERSON_COLUMNS.contains(&lower.as_str())
-        || lower.ends_with("_user_name")
-        || custom_name
-    {
+/// Whether a column named `column` holds a person's field, by the mirror's
+/// declaration (see the module's documentation). In a custom report, whose columns
+/// the report layer cannot know, a name shared with columns no one owns (`name`,
+/// `full_name`) counts too.
+fn names_a_person(names: &PersonalNames, column: &str, custom: bool) -> bool {
+    let column = column.to_ascii_lowercase();
+    names.fields.iter().any(|field| {
+        let named = column == field.name || column.ends_with(&format!("_{}", field.name));
+        let whose = !field.shared
+            || custom
+            || names
+                .roles
+                .iter()
+                .any(|role| column.ends_with(&format!("{role}_{}", field.name)));
+        let inside = field.identifies == Identifies::Address && column.contains(field.name);
+        (named && whose) || inside
+    })
+}
+
+fn mode(names: &PersonalNames, column: &str, custom: bool, changes: bool) -> Mode {
+    if names_a_person(names, column, custom) {
         Mode::Whole
-    } else if lower == "entity_name" {
-        Mode::UserRows
+    } else if column.eq_ignore_ascii_case("entity_name") {
+        Mode::PersonRows
+    } else if changes && matches!(column, "before" | "after") {
+        Mode::PersonalField
     } else {
         Mode::Scan
     }
 }
 
+/// A string column's values, or `None` when the frame has no such column.
+fn texts(
+    df: &DataFrame,
+    report: &str,
+    column: &str,
+) -> Result<Option<Vec<Option<String>>>, ReportError> {
+    match df.column(column) {
+        Ok(c) if c.dtype() == &DataType::String => {
+            let ca = c.str().map_err(pl(report, "redacting"))?;
+            Ok(Some(ca.iter().map(|v| v.map(str::to_string)).collect()))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Which rows' `entity_name` is a person's, and which rows' `before` and `after`.
+struct PersonalRows {
+    entity: Option<Vec<bool>>,
+    field: Option<Vec<bool>>,
+}
+
+impl PersonalRows {
+    fn of(names: &PersonalNames, report: &str, df: &DataFrame) -> Result<Self, ReportError> {
+        let types = texts(df, report, "entity_type")?;
+        let entity = types.as_ref().map(|types| {
+            types
+                .iter()
+                .map(|t| t.as_deref().is_some_and(|t| names.own_roles.contains(&t)))
+                .collect()
+        });
+        let field = match (&types, texts(df, report, "field")?) {
+            (Some(types), Some(fields)) => Some(
+                types
+                    .iter()
+                    .zip(&fields)
+                    .map(|(t, f)| match (t, f) {
+                        (Some(t), Some(f)) => names_a_person(names, &format!("{t}_{f}"), false),
+                        _ => false,
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        Ok(PersonalRows { entity, field })
+    }
+
+    fn personal(&self, mode: Mode, row: usize) -> bool {
+        let at = |rows: &Option<Vec<bool>>| rows.as_ref().is_some_and(|r| r[row]);
+        match mode {
+            Mode::Whole => true,
+            Mode::PersonRows => at(&self.entity),
+            Mode::PersonalField => at(&self.field),
+            Mode::Scan => false,
+        }
+    }
+}
+
 /// Returns the frame with personal data pseudonymized. In a custom report (whose
-/// columns the report layer cannot know) a column named `name` counts as a person's.
+/// columns the report layer cannot know) a column named like a personal field
+/// counts as a person's whatever else the name could be.
 pub fn redact(
     names: &Pseudonyms,
     report: &str,
     df: DataFrame,
     custom: bool,
 ) -> Result<DataFrame, ReportError> {
-    let user_rows: Option<Vec<bool>> = match df.column("entity_type") {
-        Ok(c) if c.dtype() == &DataType::String => {
-            let ca = c.str().map_err(pl(report, "redacting"))?;
-            // A member row's name is its user's too.
-            Some(
-                ca.iter()
-                    .map(|v| matches!(v, Some("user" | "member")))
-                    .collect(),
-            )
-        }
-        _ => None,
-    };
+    let declared = privacy::personal_names();
+    let rows = PersonalRows::of(&declared, report, &df)?;
+    let changes = df.column("field").is_ok();
     let mut columns = Vec::with_capacity(df.width());
     for col in df.columns() {
         if col.dtype() != &DataType::String {
@@ -120,17 +186,14 @@ pub fn redact(
             continue;
         }
         let ca = col.str().map_err(pl(report, "redacting"))?;
-        let m = mode(col.name(), custom);
+        let m = mode(&declared, col.name().as_str(), custom, changes);
         let out: StringChunked = ca
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                v.map(|s| match m {
-                    Mode::Whole => names.pseudonym(s),
-                    Mode::UserRows if user_rows.as_ref().is_some_and(|u| u[i]) => {
-                        names.pseudonym(s)
-                    }
-                    _ => names.scrub_emails(s),
+                v.map(|s| match rows.personal(m, i) {
+                    true => names.pseudonym(s),
+                    false => names.scrub_emails(s),
                 })
             })
             .collect();
@@ -203,5 +266,136 @@ mod tests {
             one.pseudonym("Ada@Example.com "),
             format!("user-{expected}")
         );
+    }
+
+    /// A frame of text columns.
+    fn frame(columns: &[(&str, &[&str])]) -> DataFrame {
+        let height = columns.first().map_or(0, |(_, v)| v.len());
+        let columns = columns
+            .iter()
+            .map(|(name, values)| {
+                let ca: StringChunked = values.iter().map(|v| Some(*v)).collect();
+                ca.with_name((*name).into()).into_column()
+            })
+            .collect();
+        DataFrame::new(height, columns).expect("frame")
+    }
+
+    fn cells(df: &DataFrame, column: &str) -> Vec<String> {
+        df.column(column)
+            .expect("column")
+            .str()
+            .expect("text")
+            .iter()
+            .map(|v| v.unwrap_or_default().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn report_columns_named_after_a_personal_field_are_a_person_s() {
+        let declared = privacy::personal_names();
+        for personal in [
+            "user_name",
+            "user_email",
+            "owner",
+            "owner_name",
+            "member_name",
+            "collaborator_name",
+            "admin_user_name",
+            "username",
+            "job_title",
+            "emails",
+        ] {
+            assert!(names_a_person(&declared, personal, false), "{personal}");
+        }
+        for not in [
+            "name",
+            "organization_name",
+            "project_name",
+            "whitelabel_name",
+            "tier",
+        ] {
+            assert!(!names_a_person(&declared, not, false), "{not}");
+        }
+        for custom in ["name", "full_name", "person_name"] {
+            assert!(names_a_person(&declared, custom, true), "{custom}");
+        }
+    }
+
+    #[test]
+    fn a_changed_personal_field_is_a_pseudonym_before_and_after() {
+        let names = names(1);
+        let df = frame(&[
+            (
+                "entity_type",
+                &["user", "member", "project", "project", "organization"],
+            ),
+            ("entity_name", &["Ada", "Ada in Org", "P", "Q", "Org"]),
+            ("field", &["name", "job_title", "owner", "name", "name"]),
+            ("before", &["Ada", "Engineer", "Ada", "Old P", "Old Org"]),
+            ("after", &["Ada L.", "Countess", "Bob", "P", "Org"]),
+        ]);
+        let out = redact(&names, "changes", df, false).expect("redact");
+        let pseudonym = |v: &str| names.pseudonym(v);
+        assert_eq!(
+            cells(&out, "before"),
+            [
+                pseudonym("Ada"),
+                pseudonym("Engineer"),
+                pseudonym("Ada"),
+                "Old P".into(),
+                "Old Org".into()
+            ]
+        );
+        assert_eq!(
+            cells(&out, "after")[3..],
+            ["P".to_string(), "Org".to_string()]
+        );
+        assert_eq!(
+            cells(&out, "entity_name"),
+            [
+                pseudonym("Ada"),
+                pseudonym("Ada in Org"),
+                "P".into(),
+                "Q".into(),
+                "Org".into()
+            ]
+        );
+    }
+
+    #[test]
+    fn a_personal_column_added_to_the_spec_is_redacted_with_no_other_change() {
+        let names = names(1);
+        let rows = || {
+            frame(&[
+                ("phone", &["+1 555 0100"]),
+                ("user_phone", &["+1 555 0100"]),
+                ("tier", &["pro"]),
+            ])
+        };
+        let change = || {
+            frame(&[
+                ("entity_type", &["user", "user"]),
+                ("field", &["phone", "tier"]),
+                ("before", &["+1 555 0100", "free"]),
+                ("after", &["+1 555 0101", "pro"]),
+            ])
+        };
+        // Not declared: as they are.
+        let plain = redact(&names, "custom", rows(), false).expect("redact");
+        assert_eq!(cells(&plain, "phone"), ["+1 555 0100"]);
+        let plain = redact(&names, "changes", change(), false).expect("redact");
+        assert_eq!(cells(&plain, "before")[0], "+1 555 0100");
+        // Declared on the users' spec, and nothing else changed.
+        crate::mirror::spec::with_tables(crate::mirror::testkit::tables_with_a_phone(), || {
+            let out = redact(&names, "custom", rows(), false).expect("redact");
+            let alias = names.pseudonym("+1 555 0100");
+            assert_eq!(cells(&out, "phone"), cells(&out, "user_phone"));
+            assert_eq!(cells(&out, "phone")[0], alias);
+            assert_eq!(cells(&out, "tier"), ["pro"]);
+            let out = redact(&names, "changes", change(), false).expect("redact");
+            assert_eq!(cells(&out, "before"), [alias, "free".to_string()]);
+            assert_eq!(cells(&out, "after")[0], names.pseudonym("+1 555 0101"));
+        });
     }
 }

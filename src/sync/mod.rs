@@ -23,7 +23,6 @@ mod queue;
 pub(crate) mod rows;
 pub(crate) mod writer;
 
-use crate::api::error::Retry;
 use crate::api::outage::{Phase, span};
 use crate::api::{ApiError, Client, Failure, Operation};
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
@@ -165,6 +164,11 @@ async fn lock_and_open(
             runs = stale,
             "marked runs left `running` by a crash as aborted"
         );
+    }
+    // An erasure cut short before its file rewrite left copies in free pages: the
+    // rewrite is done before this run writes anything.
+    if let Err(e) = mirror::forget::finish_rewrite(&conn, db) {
+        tracing::warn!(error = %e, "the file rewrite an earlier erasure owes is not done yet");
     }
     Ok((lock, conn))
 }
@@ -726,7 +730,7 @@ impl Crawl {
             return;
         }
         match pass {
-            Pass::First if failure.error.retry() == Retry::Transient => {
+            Pass::First if failure.error.retry().again_at_the_end() => {
                 tracing::debug!(entity = job.entity(), error = %failure.error, "retries exhausted; fetched again at the end of the run");
                 self.deferred.push((job, failure.attempts));
                 return;

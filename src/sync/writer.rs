@@ -14,7 +14,7 @@
 //! bounded by the data, not by how many documents a fast machine gets through in the
 //! window.
 
-use crate::mirror::forget::KeptRedacted;
+use crate::mirror::forget::{Body, KeptRedacted};
 use crate::mirror::key_set::KeySet;
 use crate::mirror::runs::{self, RunStatus, RunTotals, SyncErrorRecord};
 use crate::mirror::spec::TABLES;
@@ -337,10 +337,19 @@ fn redact(doc: &mut Doc, kept: &KeptRedacted) -> Result<(), MirrorError> {
         }
     }
     kept.rows(&mut rows);
-    if let Some(raw) = &doc.raw
-        && let Some(clean) = kept.body(raw)?
-    {
-        doc.raw = Some(clean);
+    if let Some(raw) = &doc.raw {
+        match kept.body(raw)? {
+            Body::AsReceived => {}
+            Body::Redacted(clean) => doc.raw = Some(clean),
+            Body::Withheld(why) => {
+                tracing::warn!(
+                    operation = %doc.operation,
+                    entity = %doc.entity,
+                    "a body not stored, as it cannot be redacted for the people erased while still on the service: {why}"
+                );
+                doc.raw = None;
+            }
+        }
     }
     Ok(())
 }

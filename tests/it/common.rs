@@ -135,6 +135,13 @@ pub fn count_or_zero(db: &std::path::Path, sql: &str) -> i64 {
         .unwrap_or(0)
 }
 
+/// The first column of every row a query returns.
+pub fn column<T: rusqlite::types::FromSql>(conn: &rusqlite::Connection, sql: &str) -> Vec<T> {
+    conn.prepare(sql)
+        .and_then(|mut stmt| stmt.query_map([], |r| r.get(0))?.collect())
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
 /// One integer from a query.
 pub fn count(conn: &rusqlite::Connection, sql: &str) -> i64 {
     conn.query_row(sql, [], |r| r.get(0))

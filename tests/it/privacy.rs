@@ -253,12 +253,24 @@ fn orgledger(db: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     common::outputs(common::orgledger(db).args(args))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn forget_leaves_no_copy_of_the_address_and_every_number_stays() {
+/// A mirror of the tiny world after one sync, its sandbox still serving, and
+/// `a_member` of it.
+async fn synced_with_a_member() -> (
+    SandboxHandle,
+    tempfile::TempDir,
+    std::path::PathBuf,
+    (i64, i64, String, String),
+) {
     let sb = common::sandbox(Profile::Tiny).await;
     let (dir, db) = common::scratch();
     sync_into(&sb, &db).await;
-    let (org, user, address, role) = a_member(&db);
+    let member = a_member(&db);
+    (sb, dir, db, member)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forget_leaves_no_copy_of_the_address_and_every_number_stays() {
+    let (sb, dir, db, (org, user, address, role)) = synced_with_a_member().await;
     // Several versions of the person: their role changes and changes back, a day
     // apart each.
     let other_role = if role == "admin" { "member" } else { "admin" };
@@ -376,10 +388,7 @@ async fn forget_leaves_no_copy_of_the_address_and_every_number_stays() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_kept_redacted_stays_redacted_in_later_syncs() {
-    let sb = common::sandbox(Profile::Tiny).await;
-    let (_dir, db) = common::scratch();
-    sync_into(&sb, &db).await;
-    let (org, user, address, role) = a_member(&db);
+    let (sb, _dir, db, (org, user, address, role)) = synced_with_a_member().await;
     let (code, out, err) = orgledger(
         &db,
         &["forget", "--user", &user.to_string(), "--keep-redacted"],
@@ -477,5 +486,255 @@ async fn people_removed_longer_than_the_retention_are_erased_by_the_sync() {
     // Erased once: the next sync does not erase them again.
     run(opts).await;
     assert_eq!(erasures(&db), 1);
+    sb.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------
+// forget fails closed
+
+/// Every row of every table of `db`, as SQLite quotes it, sorted: what an erasure
+/// that changed nothing leaves exactly as it found.
+fn everything(db: &Path) -> BTreeMap<String, Vec<String>> {
+    let conn = common::open(db);
+    let tables: Vec<String> = common::column(
+        &conn,
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+    );
+    tables
+        .into_iter()
+        .map(|table| {
+            let columns: Vec<String> = common::column(
+                &conn,
+                &format!("SELECT name FROM pragma_table_info('{table}')"),
+            );
+            let quoted: Vec<String> = columns.iter().map(|c| format!("quote(\"{c}\")")).collect();
+            let mut rows: Vec<String> = common::column(
+                &conn,
+                &format!("SELECT {} FROM \"{table}\"", quoted.join(" || ',' || ")),
+            );
+            rows.sort();
+            (table, rows)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_document_that_does_not_decode_stops_the_erasure_and_nothing_changes() {
+    let (sb, _dir, db, (org, user, address, _)) = synced_with_a_member().await;
+    // The stored answer that lists the person, broken as a bad disk or an older
+    // build's bug could leave it.
+    let broken = common::open(&db)
+        .execute(
+            "UPDATE raw_documents SET body = x'00ff00ff' \
+             WHERE operation = 'get-organization' AND entity = ?1",
+            [format!("organization {org}")],
+        )
+        .expect("a broken document");
+    assert_eq!(broken, 1);
+    let before = everything(&db);
+    let user = user.to_string();
+    let named = format!("raw_documents (get-organization, organization {org})");
+    for dry in [false, true] {
+        let mut args = vec!["forget", "--user", &user, "--keep-redacted"];
+        args.extend(dry.then_some("--dry-run"));
+        let (code, _, err) = orgledger(&db, &args);
+        assert_eq!(code, Some(1), "dry run {dry}: {err}");
+        assert!(
+            err.contains(&named)
+                && err.contains("nothing was erased")
+                && err.contains("--leave-unchecked"),
+            "{err}"
+        );
+        assert_eq!(everything(&db), before, "dry run {dry}: the mirror changed");
+    }
+    assert!(copies(&db, &address) > 0);
+
+    // Chosen: everything else is erased, and what was left is listed.
+    for dry in [true, false] {
+        let mut args = vec![
+            "forget",
+            "--user",
+            &user,
+            "--keep-redacted",
+            "--leave-unchecked",
+        ];
+        args.extend(dry.then_some("--dry-run"));
+        let (code, out, err) = orgledger(&db, &args);
+        assert_eq!(code, Some(0), "dry run {dry}: {err}");
+        assert!(
+            out.contains("left unchecked") && out.contains(&named),
+            "{out}"
+        );
+        assert_eq!(
+            everything(&db) == before,
+            dry,
+            "only a dry run changes nothing"
+        );
+    }
+    assert_eq!(copies(&db, &address), 0);
+    sb.shutdown().await;
+}
+
+/// `count` names, each a thousand mathematical letters (`𝔸`, which take a
+/// matcher a hundred times the space of a plain letter) and its number: what a
+/// person who renamed themselves in fancy letters again and again leaves.
+fn fancy_names(count: usize) -> Vec<String> {
+    (0..count)
+        .map(|i| format!("{}{i}", "\u{1d538}".repeat(1000)))
+        .collect()
+}
+
+/// Adds `text` to the body of the raw document `(operation, entity)`.
+fn plant_in_document(db: &Path, operation: &str, entity: &str, text: &str) {
+    let conn = common::open(db);
+    let body: Vec<u8> = conn
+        .query_row(
+            "SELECT body FROM raw_documents WHERE operation = ?1 AND entity = ?2 AND encoding = 'lz4'",
+            [operation, entity],
+            |r| r.get(0),
+        )
+        .expect("the document");
+    let json = lz4_flex::decompress_size_prepended(&body).expect("lz4");
+    let mut value: serde_json::Value = serde_json::from_slice(&json).expect("JSON");
+    value["note"] = serde_json::Value::String(format!("thanks to {text} for this"));
+    let planted = lz4_flex::compress_prepend_size(&serde_json::to_vec(&value).expect("JSON"));
+    conn.execute(
+        "UPDATE raw_documents SET body = ?1 WHERE operation = ?2 AND entity = ?3",
+        rusqlite::params![planted, operation, entity],
+    )
+    .expect("planted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_whose_texts_need_several_matchers_leaves_no_copy() {
+    let (sb, _dir, db, (org, user, _, _)) = synced_with_a_member().await;
+    // 700 earlier versions of their name: more than one matcher holds.
+    let names = fancy_names(700);
+    {
+        let conn = common::open(&db);
+        let mut insert = conn
+            .prepare(
+                "INSERT INTO users_history (id, name, content_hash, valid_from, run_id, valid_to) \
+                 VALUES (?1, ?2, x'00', '2020-01-01T00:00:00.000Z', 1, '2020-01-02T00:00:00.000Z')",
+            )
+            .expect("insert");
+        for name in &names {
+            insert
+                .execute(rusqlite::params![user, name])
+                .expect("a version");
+        }
+        // Named elsewhere: in another table's free text and in a stored answer,
+        // both by a name early in the matchers' order and one late in it.
+        conn.execute(
+            "UPDATE projects SET description = ?1 WHERE id = (SELECT MIN(id) FROM projects)",
+            [format!("started by {} and {}", names[0], names[699])],
+        )
+        .expect("a description");
+    }
+    plant_in_document(
+        &db,
+        "get-organization",
+        &format!("organization {org}"),
+        &names[350],
+    );
+    for name in [&names[0], &names[350], &names[699]] {
+        assert!(copies(&db, name) > 0);
+    }
+    let (code, _, err) = orgledger(
+        &db,
+        &["forget", "--user", &user.to_string(), "--keep-redacted"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    // Longest first: a shorter name is part of a longer one.
+    for (i, name) in names.iter().enumerate().rev() {
+        assert_eq!(
+            copies(&db, name),
+            0,
+            "name {i} is still in the file or its WAL"
+        );
+    }
+    sb.shutdown().await;
+}
+
+/// Whether the erasure of `user` (their address `address`) is in the mirror: `Some(false)`
+/// as before it, `Some(true)` as after it, `None` halfway.
+fn erased_state(db: &Path, user: i64, address: &str) -> Option<bool> {
+    let conn = common::open(db);
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity check");
+    assert_eq!(check, "ok");
+    let recorded = common::count(
+        &conn,
+        &format!("SELECT COUNT(*) FROM erasures WHERE user_id = {user}"),
+    );
+    let in_rows = common::count(
+        &conn,
+        &format!(
+            "SELECT (SELECT COUNT(*) FROM users WHERE email = '{address}') \
+                  + (SELECT COUNT(*) FROM organization_members WHERE email = '{address}')"
+        ),
+    );
+    drop(conn);
+    let in_documents = documents_holding(db, address);
+    match (recorded > 0, in_rows > 0, in_documents > 0) {
+        (false, true, true) => Some(false),
+        (true, false, false) => Some(true),
+        _ => None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forget_killed_at_any_moment_leaves_the_mirror_as_it_was_or_as_erased() {
+    let sb = common::sandbox(Profile::Small).await;
+    let (dir, db) = common::scratch();
+    sync_into(&sb, &db).await;
+    let (_, user, address, _) = a_member(&db);
+    common::open(&db)
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .expect("folded");
+    let pristine = dir.path().join("pristine.db");
+    std::fs::copy(&db, &pristine).expect("a copy");
+    let args = ["forget", "--user", &user.to_string(), "--keep-redacted"].map(str::to_string);
+    let forget = |db: &Path| {
+        common::orgledger(db)
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("forget starts")
+    };
+    let started = std::time::Instant::now();
+    assert!(forget(&db).wait().expect("forget").success());
+    let full = started.elapsed();
+    let mut seen = BTreeMap::new();
+    for share in [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95] {
+        let run = dir.path().join(format!("killed-{share}.db"));
+        std::fs::copy(&pristine, &run).expect("a copy");
+        let mut child = forget(&run);
+        std::thread::sleep(full.mul_f64(share));
+        let killed = child.try_wait().expect("poll").is_none();
+        if killed {
+            child.kill().expect("SIGKILL");
+        }
+        child.wait().expect("reaped");
+        let state = erased_state(&run, user, &address);
+        assert!(state.is_some(), "killed at {share} of {full:?}: halfway");
+        *seen.entry((killed, state)).or_insert(0) += 1;
+        // The next forget finishes the job, the file rewrite included.
+        let (code, _, err) = orgledger(&run, &args.each_ref().map(String::as_str));
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(erased_state(&run, user, &address), Some(true));
+        assert_eq!(copies(&run, &address), 0, "killed at {share} of {full:?}");
+        let owed: i64 = common::open(&run)
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .expect("user_version");
+        assert_eq!(owed, 0, "no rewrite is owed");
+    }
+    eprintln!("forget took {full:?}; (killed, erased) states: {seen:?}");
+    assert!(
+        seen.keys().filter(|(killed, _)| *killed).count() >= 1,
+        "{seen:?}"
+    );
     sb.shutdown().await;
 }

@@ -43,6 +43,16 @@ async fn timed_sync(
     (outcome, seconds)
 }
 
+/// What `sync_runs.message` says of run `run_id`.
+fn run_message(conn: &rusqlite::Connection, run_id: i64) -> String {
+    conn.query_row(
+        "SELECT message FROM sync_runs WHERE id = ?1",
+        [run_id],
+        |r| r.get(0),
+    )
+    .expect("run message")
+}
+
 /// What one sync of `small` against a faulty service left: the client (its
 /// throttle), the time, the sandbox's counts and the run's message.
 struct FaultySync {
@@ -64,13 +74,7 @@ async fn sync_small_against(spec: &str) -> FaultySync {
     let mirror = common::open(&db);
     assert_eq!(digest::current_state(&mirror).expect("digest"), expected);
     let (requests, limited) = served(&sb).await;
-    let note: String = mirror
-        .query_row(
-            "SELECT message FROM sync_runs WHERE id = ?1",
-            [outcome.run_id],
-            |r| r.get(0),
-        )
-        .expect("run message");
+    let note = run_message(&mirror, outcome.run_id);
     FaultySync {
         client,
         seconds,
@@ -147,4 +151,37 @@ async fn random_429s_cost_their_pauses_and_never_lower_the_pace() {
             && note.contains("not paced"),
         "{note}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_answered_429_eight_times_then_200_is_stored_with_its_retries_unspent() {
+    let sb = common::sandbox(Profile::Tiny).await;
+    let (_dir, db) = common::scratch();
+    let client = common::admin(&sb);
+    // An organization the white label lists, not the white label itself (that one
+    // is fetched during discovery).
+    let org = sb.info.whitelabel_organization_id + 1;
+    let path = format!("/v1/api/organizations/{org}");
+    let route = format!("/sandbox/fail?path={path}&status=429&times=8");
+    assert_eq!(common::admin_post(&sb, &route).await, 200);
+    let (outcome, seconds) = timed_sync(&sb, &client, &db).await;
+    assert_eq!(outcome.totals.errors, 0, "{:?}", outcome.errors);
+    let conn = common::open(&db);
+    assert_eq!(
+        common::count(
+            &conn,
+            &format!("SELECT COUNT(*) FROM organizations WHERE id = {org} AND name IS NOT NULL")
+        ),
+        1,
+        "the organization is stored"
+    );
+    let (_, limited) = served(&sb).await;
+    assert_eq!(limited, 8);
+    assert_eq!(client.throttle().limited_count(), 8);
+    let note = run_message(&conn, outcome.run_id);
+    // Eight 429s are more than the five retries a document has: spent on them,
+    // the document would have waited for a second pass at the end of the run.
+    assert!(!note.contains("second pass"), "{note}");
+    // Each 429 waited its Retry-After of 1 s once (by every request, together).
+    assert!(seconds >= 8.0, "{seconds:.2} s");
 }

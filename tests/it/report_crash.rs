@@ -1,13 +1,22 @@
 //! A report killed with `kill -9` at any moment leaves nothing of its data in the
 //! temporary folder: a table it keeps on disk for its later steps is an anonymous
-//! file, which no name points at from the moment it exists.
+//! file, which no name points at from the moment it exists; files on their way to
+//! an object store wait beside the mirror, where the next run clears them.
 
 use crate::common;
 use orgledger::mirror::runs::RunStatus;
-use orgledger::sandbox::Profile;
 use orgledger::sync;
+use orgledger_sandbox::{Profile, SandboxHandle};
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+/// The files in `dir`, none when it does not exist (yet).
+fn left_in_or_none(dir: &Path) -> Vec<String> {
+    match dir.is_dir() {
+        true => left_in(dir),
+        false => Vec::new(),
+    }
+}
 
 /// The files left in `dir`.
 fn left_in(dir: &Path) -> Vec<String> {
@@ -18,8 +27,14 @@ fn left_in(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_report_killed_at_any_moment_leaves_no_file_in_the_temporary_folder() {
+/// A mirror of the small world after one sync, and a temporary folder of the
+/// test's own for the reports' TMPDIR.
+async fn synced() -> (
+    SandboxHandle,
+    tempfile::TempDir,
+    std::path::PathBuf,
+    tempfile::TempDir,
+) {
     let sb = common::sandbox(Profile::Small).await;
     let (dir, db) = common::scratch();
     let run = sync::run(&common::admin(&sb), &common::sync_opts(&sb, &db), None)
@@ -27,6 +42,12 @@ async fn a_report_killed_at_any_moment_leaves_no_file_in_the_temporary_folder() 
         .expect("a sync runs");
     assert_eq!(run.status, RunStatus::Succeeded, "{:?}", run.errors);
     let tmp = tempfile::tempdir().expect("a temporary folder of the test's own");
+    (sb, dir, db, tmp)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_killed_at_any_moment_leaves_no_file_in_the_temporary_folder() {
+    let (_sb, dir, db, tmp) = synced().await;
     let as_of = common::start_date().to_string();
     // Every table the later steps read back waits on disk.
     let report = |out: &str| {
@@ -75,4 +96,68 @@ async fn a_report_killed_at_any_moment_leaves_no_file_in_the_temporary_folder() 
             share * 100.0
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_killed_on_their_way_to_a_store_leave_nothing_past_the_next_run() {
+    let (_sb, dir, db, tmp) = synced().await;
+    let store = format!("file://{}", dir.path().join("store").display());
+    let as_of = common::start_date().to_string();
+    let report = || {
+        let mut cmd = common::orgledger(&db);
+        cmd.args([
+            "report",
+            "--as-of",
+            &as_of,
+            "--format",
+            "csv,json,xlsx",
+            "--out",
+            &store,
+        ])
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+        cmd
+    };
+    let started = Instant::now();
+    assert!(report().status().expect("a report runs").success());
+    let took = started.elapsed();
+    let staging = orgledger::output::staging::root(&db);
+    // The last kill comes right after its folder exists, so it always leaves one
+    // (an earlier run may finish before its kill, and each run clears dead ones).
+    for share in [0.5, 0.2, 0.0] {
+        let mut child = report().spawn().expect("a report starts");
+        // Killed once its staging folder exists, at points of the rest of its run.
+        let own = format!("{}-", child.id());
+        let waited = Instant::now();
+        while !left_in_or_none(&staging)
+            .iter()
+            .any(|n| n.starts_with(&own))
+        {
+            assert!(
+                waited.elapsed() < Duration::from_secs(30),
+                "no staging folder"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(took.mul_f64(share));
+        child.kill().expect("kill -9");
+        child.wait().expect("the killed report is reaped");
+        assert_eq!(
+            left_in(tmp.path()),
+            Vec::<String>::new(),
+            "nothing in TMPDIR"
+        );
+    }
+    assert!(
+        !left_in(&staging).is_empty(),
+        "a killed run leaves its staging folder beside the mirror"
+    );
+    // The next run removes what the killed ones left beside the mirror, and its own.
+    assert!(report().status().expect("a report runs").success());
+    assert_eq!(
+        left_in(&staging),
+        Vec::<String>::new(),
+        "nothing staged is left"
+    );
 }

@@ -243,13 +243,7 @@ fn people(ctx: &Ctx<'_>, names: &mut Names) -> Result<HashMap<i64, i64>, ReportE
             ("whitelabel_id", Kind::Int),
         ],
     )?;
-    let whitelabels = ctx.read(
-        "whitelabels",
-        &[
-            ("whitelabel_id", Kind::Int),
-            ("whitelabel_name", Kind::Text),
-        ],
-    )?;
+    let whitelabels = ctx.read_whitelabels()?;
     names.add(report, Entity::User, &users, "user_id", "user_name")?;
     let (id, name) = ("whitelabel_id", "whitelabel_name");
     names.add(report, Entity::Whitelabel, &whitelabels, id, name)?;
@@ -558,8 +552,6 @@ crate::report::tables::report_table! {
         compute_seconds: float,
         rolling_30d: float,
         rolling_30d_prev: float,
-        complete: flag,
-        missing: text,
     }
 }
 
