@@ -197,6 +197,18 @@ summary_span AS MATERIALIZED (
            limit_number_of_projects, limit_number_of_users, user_count
     FROM user_organizations_versions
 ),
+-- Every version's limits: the organization's own, and each summary's.
+limit_span AS (
+    SELECT id AS organization_id, 'limit' AS kind, substr(valid_from, 1, 10) AS start,
+           NULL AS stop, limit_total_storage, limit_compute_time_per_year,
+           limit_gpu_compute_time_per_year, limit_number_of_projects, limit_number_of_users
+    FROM organizations_versions
+    UNION ALL
+    SELECT organization_id, 'summary_limit', start, stop, limit_total_storage,
+           limit_compute_time_per_year, limit_gpu_compute_time_per_year,
+           limit_number_of_projects, limit_number_of_users
+    FROM summary_span
+),
 metric(name) AS (VALUES ('storage_bytes'), ('compute_seconds'), ('gpu_compute_seconds'),
                         ('projects'), ('users'))
 SELECT organization_id, 'projects' AS metric, start AS day, 'delta' AS kind, 1.0 AS value,
@@ -211,23 +223,14 @@ UNION ALL
 SELECT organization_id, 'users', stop, 'delta', -1.0, NULL
 FROM member_span WHERE stop IS NOT NULL AND stop <= :as_of
 UNION ALL
-SELECT o.id, m.name, substr(o.valid_from, 1, 10), 'limit',
-       CASE m.name WHEN 'storage_bytes' THEN o.limit_total_storage
-                   WHEN 'compute_seconds' THEN o.limit_compute_time_per_year
-                   WHEN 'gpu_compute_seconds' THEN o.limit_gpu_compute_time_per_year
-                   WHEN 'projects' THEN o.limit_number_of_projects
-                   ELSE o.limit_number_of_users END,
-       NULL
-FROM organizations_versions o CROSS JOIN metric m
-UNION ALL
-SELECT s.organization_id, m.name, s.start, 'summary_limit',
-       CASE m.name WHEN 'storage_bytes' THEN s.limit_total_storage
-                   WHEN 'compute_seconds' THEN s.limit_compute_time_per_year
-                   WHEN 'gpu_compute_seconds' THEN s.limit_gpu_compute_time_per_year
-                   WHEN 'projects' THEN s.limit_number_of_projects
-                   ELSE s.limit_number_of_users END,
-       s.stop
-FROM summary_span s CROSS JOIN metric m
+SELECT l.organization_id, m.name, l.start, l.kind,
+       CASE m.name WHEN 'storage_bytes' THEN l.limit_total_storage
+                   WHEN 'compute_seconds' THEN l.limit_compute_time_per_year
+                   WHEN 'gpu_compute_seconds' THEN l.limit_gpu_compute_time_per_year
+                   WHEN 'projects' THEN l.limit_number_of_projects
+                   ELSE l.limit_number_of_users END,
+       l.stop
+FROM limit_span l CROSS JOIN metric m
 UNION ALL
 SELECT organization_id, 'users', start, 'summary_count', user_count, stop FROM summary_span
 UNION ALL

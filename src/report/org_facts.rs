@@ -416,36 +416,39 @@ mod tests {
 
     /// Days 10 (the first), 13 and 14 (T).
     fn history() -> History {
+        type Rows = &'static [(i64, &'static str, f64, f64, &'static str)];
+        let days: [(i64, Rows); 3] = [
+            (
+                10,
+                &[
+                    (1, "compute_seconds", 5.0, 10.0, "ok"),
+                    (1, "storage_bytes", 12.0, 10.0, "exceeded"),
+                    (2, "users", 3.0, 3.0, "at_limit"),
+                    (3, "projects", 1.0, 5.0, "ok"),
+                ],
+            ),
+            (
+                13,
+                &[
+                    (1, "compute_seconds", 12.0, 10.0, "exceeded"),
+                    (1, "storage_bytes", 13.0, 10.0, "exceeded"),
+                    (2, "users", 4.0, 3.0, "exceeded"),
+                ],
+            ),
+            (
+                14,
+                &[
+                    (1, "compute_seconds", 15.0, 10.0, "exceeded"),
+                    (1, "storage_bytes", 14.0, 10.0, "exceeded"),
+                    (2, "users", 3.0, 3.0, "at_limit"),
+                    (3, "projects", 2.0, 5.0, "ok"),
+                ],
+            ),
+        ];
         let mut h = History::default();
-        h.add(
-            10,
-            &day(&[
-                (1, "compute_seconds", 5.0, 10.0, "ok"),
-                (1, "storage_bytes", 12.0, 10.0, "exceeded"),
-                (2, "users", 3.0, 3.0, "at_limit"),
-                (3, "projects", 1.0, 5.0, "ok"),
-            ]),
-        )
-        .expect("day 10");
-        h.add(
-            13,
-            &day(&[
-                (1, "compute_seconds", 12.0, 10.0, "exceeded"),
-                (1, "storage_bytes", 13.0, 10.0, "exceeded"),
-                (2, "users", 4.0, 3.0, "exceeded"),
-            ]),
-        )
-        .expect("day 13");
-        h.add(
-            14,
-            &day(&[
-                (1, "compute_seconds", 15.0, 10.0, "exceeded"),
-                (1, "storage_bytes", 14.0, 10.0, "exceeded"),
-                (2, "users", 3.0, 3.0, "at_limit"),
-                (3, "projects", 2.0, 5.0, "ok"),
-            ]),
-        )
-        .expect("day 14");
+        for (number, rows) in days {
+            h.add(number, &day(rows)).expect("a day");
+        }
         h
     }
 
