@@ -260,11 +260,9 @@ fn people_levels(
     let source = daily::source(ctx)?;
     let days = (needed.first() + 1, ctx.today);
     for range in daily::chunks(ctx)? {
-        let mut later = LaterNets::new(needed);
+        let mut later = LaterNets::new(needed, &anchors);
         daily::for_each_day(ctx, source, range, days, |user, day, values| {
-            if anchors.get(&user).is_some_and(|a| day <= a.last_day) {
-                later.add(user, day, Bytes::net_storage(values));
-            }
+            later.add(user, day, Bytes::net_storage(values));
         })?;
         let in_range = |user: &i64| {
             range.0.is_none_or(|low| *user >= low) && range.1.is_none_or(|high| *user < high)
@@ -294,51 +292,77 @@ fn people_levels(
 /// The users' net storage after each needed day, summed as the records come: a
 /// record on day d adds to bucket k, the number of needed days before d, so the net
 /// after needed day `slot` is the sum of the buckets past `slot`. A user's records
-/// come one after another (the packed series) or in runs (the rows), so the user
-/// being summed is kept apart from the map: one lookup per run, not per record, and
-/// a handful of sums per user, not a list of its days (over `large`, 1.6 million
-/// records kept and sorted were most of the report's time).
+/// come one after another (the packed series, newest first) or in runs (the rows),
+/// so the user being summed is kept apart from the map with its anchor's last day
+/// and the last bucket: a lookup per run and a step or two per record, where a
+/// search per record took 13 % of the report's CPU over large and keeping and
+/// sorting each user's 400 records most of it.
 struct LaterNets<'n> {
     needed: &'n Needed,
-    current: Option<(i64, Vec<Bytes>)>,
+    anchors: &'n BTreeMap<i64, Anchor>,
+    current: Option<Summing>,
     done: HashMap<i64, Vec<Bytes>>,
 }
 
+/// The user whose records are coming: its anchor's last day (None: no anchor, its
+/// records do not count), the bucket of its last record, and its buckets.
+struct Summing {
+    user: i64,
+    until: Option<i64>,
+    bucket: usize,
+    buckets: Vec<Bytes>,
+}
+
 impl<'n> LaterNets<'n> {
-    fn new(needed: &'n Needed) -> LaterNets<'n> {
+    fn new(needed: &'n Needed, anchors: &'n BTreeMap<i64, Anchor>) -> LaterNets<'n> {
         LaterNets {
             needed,
+            anchors,
             current: None,
             done: HashMap::new(),
         }
     }
 
+    /// Adds `user`'s record of `day` unless it is not a user with an anchor or it
+    /// comes after the anchor's day.
     fn add(&mut self, user: i64, day: i64, net: Bytes) {
-        if self.current.as_ref().is_none_or(|(u, _)| *u != user) {
+        if self.current.as_ref().is_none_or(|c| c.user != user) {
             self.set_aside();
-            let buckets = self.done.remove(&user);
-            let buckets =
-                buckets.unwrap_or_else(|| vec![Bytes::default(); self.needed.days.len() + 1]);
-            self.current = Some((user, buckets));
+            self.current = Some(Summing {
+                user,
+                until: self.anchors.get(&user).map(|a| a.last_day),
+                bucket: self.needed.days.len(),
+                buckets: self.done.remove(&user).unwrap_or_else(|| self.zero()),
+            });
         }
-        if let Some((_, buckets)) = &mut self.current {
-            let k = self.needed.days.partition_point(|&n| n < day);
-            buckets[k] = buckets[k].plus(net);
+        let Some(c) = &mut self.current else { return };
+        if c.until.is_none_or(|until| day > until) {
+            return;
         }
+        let days = &self.needed.days;
+        while c.bucket > 0 && days[c.bucket - 1] >= day {
+            c.bucket -= 1;
+        }
+        while c.bucket < days.len() && days[c.bucket] < day {
+            c.bucket += 1;
+        }
+        c.buckets[c.bucket] = c.buckets[c.bucket].plus(net);
+    }
+
+    fn zero(&self) -> Vec<Bytes> {
+        vec![Bytes::default(); self.needed.days.len() + 1]
     }
 
     fn set_aside(&mut self) {
-        if let Some((user, buckets)) = self.current.take() {
-            self.done.insert(user, buckets);
+        if let Some(c) = self.current.take().filter(|c| c.until.is_some()) {
+            self.done.insert(c.user, c.buckets);
         }
     }
 
     /// `user`'s buckets (all zero for a user without records in the window).
     fn of(&mut self, user: i64) -> Vec<Bytes> {
         self.set_aside();
-        self.done
-            .remove(&user)
-            .unwrap_or_else(|| vec![Bytes::default(); self.needed.days.len() + 1])
+        self.done.remove(&user).unwrap_or_else(|| self.zero())
     }
 }
 
@@ -540,47 +564,61 @@ mod tests {
         Bytes::of(Some(n as f64))
     }
 
+    fn anchor(first_day: i64, last_day: i64, total: i64) -> Anchor {
+        Anchor {
+            whitelabel: None,
+            first_day,
+            last_day,
+            total: bytes(total),
+        }
+    }
+
+    fn levels(anchor: &Anchor, later: &mut LaterNets<'_>, user: i64) -> Vec<Option<f64>> {
+        user_levels(anchor, &later.of(user), later.needed)
+            .into_iter()
+            .map(|l| l.map(Bytes::value))
+            .collect()
+    }
+
     #[test]
     fn a_user_s_storage_goes_back_from_its_latest_record_through_the_net_of_later_ones() {
         // Records on days 10..=14: net +5, +7, -2, +1, +3; the latest (day 14) holds
         // 100 bytes in all.
-        let changes: Vec<(i64, Bytes)> = [(10, 5), (11, 7), (12, -2), (13, 1), (14, 3)]
-            .into_iter()
-            .map(|(d, n)| (d, bytes(n)))
-            .collect();
-        let anchor = Anchor {
-            whitelabel: None,
-            first_day: 10,
-            last_day: 14,
-            total: bytes(100),
-        };
         let needed = Needed {
             days: vec![8, 9, 10, 12, 14, 16],
         };
-        // User 1's records come in two runs with another user's between, as rows
-        // from the as-of view may.
-        let mut later = LaterNets::new(&needed);
-        for (i, (day, net)) in changes.into_iter().enumerate() {
-            later.add(1, day, net);
-            if i == 2 {
-                later.add(2, 11, bytes(1_000));
-            }
+        let anchors = BTreeMap::from([(1, anchor(10, 14, 100)), (2, anchor(11, 11, 0))]);
+        let newest_first = [(14, 3), (13, 1), (12, -2), (11, 7), (10, 5)];
+        // As the packed series give them: newest first, one user after another.
+        let mut later = LaterNets::new(&needed, &anchors);
+        for (day, net) in newest_first {
+            later.add(1, day, bytes(net));
         }
-        assert_eq!(
-            later.of(2)[3].value(),
-            1_000.0,
-            "day 11 comes after three needed days"
-        );
-        let levels: Vec<Option<f64>> = user_levels(&anchor, &later.of(1), &needed)
-            .into_iter()
-            .map(|l| l.map(Bytes::value))
-            .collect();
         // Day 12: 100 - 3 - 1 = 96; day 10: 96 + 2 - 7 = 91; before the first
         // record, nothing; after the latest, its total.
+        let expected = [None, None, Some(91.0), Some(96.0), Some(100.0), Some(100.0)];
+        assert_eq!(levels(&anchors[&1], &mut later, 1), expected);
+        // As rows may come: in any order, in runs with other users' between, with
+        // a user that has no anchor and a record past the anchor's last day.
+        let mut later = LaterNets::new(&needed, &anchors);
+        for (i, (day, net)) in [(12, -2), (10, 5), (14, 3), (11, 7), (13, 1)]
+            .into_iter()
+            .enumerate()
+        {
+            later.add(1, day, bytes(net));
+            later.add(2 + i as i64 % 2, 11, bytes(1_000));
+            later.add(2, 15, bytes(50));
+        }
+        later.add(1, 15, bytes(1_000_000));
+        assert_eq!(levels(&anchors[&1], &mut later, 1), expected);
+        let buckets = later.of(2);
         assert_eq!(
-            levels,
-            [None, None, Some(91.0), Some(96.0), Some(100.0), Some(100.0)]
+            buckets[3].value(),
+            3_000.0,
+            "day 11 comes after three needed days"
         );
+        assert_eq!(buckets.iter().map(|b| b.value()).sum::<f64>(), 3_000.0);
+        assert!(later.of(3).iter().all(|b| b.value() == 0.0), "no anchor");
     }
 
     #[test]
