@@ -13,6 +13,7 @@
 
 use crate::calendar::day_of;
 use crate::report::cols::round_scaled;
+use crate::report::dated::{latest, running_sum};
 use crate::report::entitlements::{self, FIGURE_DECIMALS};
 use crate::report::error::ReportError;
 use crate::report::frame::{self, Kind};
@@ -153,34 +154,6 @@ fn largest(days: &[i64], spans: &[Span]) -> Vec<Option<Option<f64>>> {
                     (a, b) => a.or(b),
                 })
             })
-        })
-        .collect()
-}
-
-/// On each of `days`, the value of the latest change on or before it.
-fn latest<T: Copy>(days: &[i64], changes: &BTreeMap<i64, T>) -> Vec<Option<T>> {
-    let mut changes = changes.iter().peekable();
-    let mut now = None;
-    days.iter()
-        .map(|&day| {
-            while let Some((_, v)) = changes.next_if(|(d, _)| **d <= day) {
-                now = Some(*v);
-            }
-            now
-        })
-        .collect()
-}
-
-/// On each of `days`, the sum of the changes on or before it.
-fn running_sum(days: &[i64], changes: &BTreeMap<i64, f64>) -> Vec<f64> {
-    let mut changes = changes.iter().peekable();
-    let mut sum = 0.0;
-    days.iter()
-        .map(|&day| {
-            while let Some((_, v)) = changes.next_if(|(d, _)| **d <= day) {
-                sum += v;
-            }
-            sum
         })
         .collect()
 }

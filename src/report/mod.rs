@@ -23,6 +23,7 @@ pub(crate) mod cols;
 pub(crate) mod completeness;
 mod cores;
 pub(crate) mod daily;
+pub(crate) mod dated;
 pub mod declaration;
 pub mod error;
 pub(crate) mod figure_history;

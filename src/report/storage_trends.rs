@@ -23,6 +23,7 @@ use crate::report::attention::entity;
 use crate::report::batches::Emit;
 use crate::report::completeness::{Completeness, People, Source, Sources};
 use crate::report::daily::{self, Bytes};
+use crate::report::dated;
 use crate::report::declaration::{Report, ReportName};
 use crate::report::error::{ReportError, pl, query_err};
 use crate::report::frame::Kind;
@@ -218,17 +219,7 @@ fn dataset_levels(ctx: &Ctx<'_>, needed: &Needed) -> Result<HashMap<i64, Vec<f64
     }
     Ok(changes
         .into_iter()
-        .map(|(org, by_day)| {
-            let mut levels = Vec::with_capacity(needed.days.len());
-            let (mut level, mut next) = (0.0, by_day.iter().peekable());
-            for &day in &needed.days {
-                while let Some((_, delta)) = next.next_if(|(d, _)| **d <= day) {
-                    level += delta;
-                }
-                levels.push(level);
-            }
-            (org, levels)
-        })
+        .map(|(org, by_day)| (org, dated::running_sum(&needed.days, &by_day)))
         .collect())
 }
 
