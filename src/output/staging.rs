@@ -6,6 +6,8 @@
 //! next run, and it stays where the mirror's own protection is.
 
 use crate::file_mode::FileMode;
+use std::fs::Permissions;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// One run's staging folder, removed when dropped.
@@ -23,11 +25,7 @@ impl Staging {
         let prefix = format!("{}-", std::process::id());
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o700));
-        }
+        builder.permissions(Permissions::from_mode(FileMode::PRIVATE.dir_bits()));
         let dir = builder.tempdir_in(&parent)?;
         Ok(Staging { dir })
     }
