@@ -91,8 +91,9 @@ async fn under_heavy_faults_a_second_pass_completes_the_sync_with_the_fault_free
                 |r| r.get(0),
             )
             .expect("the run's message");
-        if let Some(message) = message {
-            assert!(message.contains("fetched in a second pass"), "{message}");
+        // The run's message also tells of the 429s it waited out; only a second
+        // pass ends the search.
+        if message.is_some_and(|m| m.contains("fetched in a second pass")) {
             return;
         }
     }
